@@ -1,0 +1,104 @@
+// Package policy holds the data of policy.toml: the approval mode, the
+// sandbox table, the command rules, the environment, limits and the audit
+// log. Decoding is strict: see [Parse].
+package policy
+
+// Policy is one decoded policy.toml.
+type Policy struct {
+	Approval Approval `toml:"approval"`
+	Sandbox  Sandbox  `toml:"sandbox"`
+	Rules    []Rule   `toml:"rule"`
+	Env      Env      `toml:"env"`
+	Limits   Limits   `toml:"limits"`
+	Audit    Audit    `toml:"audit"`
+
+	// Source names where the policy came from ("embedded default" or a
+	// file path); it is not a TOML key.
+	Source string `toml:"-"`
+}
+
+// Approval is the [approval] table.
+type Approval struct {
+	Mode   string `toml:"mode"`   // untrusted | on-failure | on-request | never
+	Prompt string `toml:"prompt"` // auto | tty | deny
+}
+
+// Sandbox modes.
+const (
+	ModeReadOnly         = "read-only"
+	ModeWorkspaceWrite   = "workspace-write"
+	ModeDangerFullAccess = "danger-full-access"
+)
+
+// Sandbox is the [sandbox] table.
+type Sandbox struct {
+	Mode                string   `toml:"mode"`
+	Network             bool     `toml:"network"`
+	WritableRoots       []string `toml:"writable_roots"`
+	ExcludeSlashTmp     bool     `toml:"exclude_slash_tmp"`
+	ExcludeTmpdirEnvVar bool     `toml:"exclude_tmpdir_env_var"`
+	// Protected are names (relative to each writable root) or absolute
+	// paths that stay read-only inside writable roots.
+	Protected []string `toml:"protected"`
+	// DenyRead are paths ("~/" expands to $HOME) that cannot be read.
+	DenyRead []string `toml:"deny_read"`
+	// Required refuses to run when the sandbox cannot be enforced.
+	Required bool `toml:"required"`
+}
+
+// DefaultProtected are the names kept read-only inside writable roots.
+var DefaultProtected = []string{".git", ".agents", ".codex"}
+
+// DefaultDenyRead are the secret stores that sandboxed commands cannot read.
+var DefaultDenyRead = []string{
+	"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker",
+	"~/.kube", "~/.config/gcloud", "~/.azure", "~/.git-credentials", "~/.npmrc", "~/.pypirc",
+}
+
+// DefaultSandbox is the [sandbox] table when the policy says nothing.
+func DefaultSandbox() Sandbox {
+	return Sandbox{
+		Mode:      ModeWorkspaceWrite,
+		Protected: append([]string(nil), DefaultProtected...),
+		DenyRead:  append([]string(nil), DefaultDenyRead...),
+		Required:  true,
+	}
+}
+
+// Rule is one [[rule]] entry.
+type Rule struct {
+	// Pattern is an argv prefix; each element lists the words it accepts
+	// (one word, or a list of alternatives in the file).
+	Pattern  []Alternatives `toml:"pattern"`
+	Decision string         `toml:"decision"` // allow | prompt | forbid
+	Reason   string         `toml:"reason"`
+	// Sandbox, when set, is the sandbox mode for commands this rule
+	// matches (e.g. danger-full-access for `git push`).
+	Sandbox string `toml:"sandbox"`
+	// Line is the line of the rule in its file, for messages.
+	Line int `toml:"-"`
+}
+
+// Alternatives is one element of a rule pattern: the words it matches.
+type Alternatives []string
+
+// Env is the [env] table.
+type Env struct {
+	Inherit string            `toml:"inherit"` // all | core | none
+	Exclude []string          `toml:"exclude"`
+	Set     map[string]string `toml:"set"`
+}
+
+// Limits is the [limits] table.
+type Limits struct {
+	MaxSessions       int    `toml:"max_sessions"`
+	MaxOutputTokens   int    `toml:"max_output_tokens"`
+	OutputBufferBytes int    `toml:"output_buffer_bytes"`
+	SessionTimeout    string `toml:"session_timeout"` // Go duration; "" = none
+}
+
+// Audit is the [audit] table.
+type Audit struct {
+	Path     string `toml:"path"`
+	Required bool   `toml:"required"`
+}

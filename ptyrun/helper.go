@@ -1,0 +1,61 @@
+package ptyrun
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+)
+
+// Helper makes [Start] launch the command through a re-executed copy of the
+// current binary (the "helper"). Inside the helper, [MaybeRunHelper] calls
+// the apply function with Payload (the sandbox plan, opaque to ptyrun)
+// before the command is executed, so restrictions apply to the command and
+// everything it starts, never to the calling process.
+type Helper struct {
+	// Exe is the binary to re-execute; empty means /proc/self/exe.
+	Exe string
+	// Payload is handed to the apply function inside the helper. It travels
+	// on an inherited pipe, never in argv or the environment.
+	Payload []byte
+	// Isolate runs the helper as PID 1 of a new PID and mount namespace with
+	// its own /proc: the command cannot see or signal processes outside its
+	// session, and killing the helper kills every descendant.
+	Isolate bool
+}
+
+// helperArg0 is argv[0] of a re-executed helper; [MaybeRunHelper] looks
+// for it. The payload itself never travels in argv or the environment.
+const helperArg0 = "unified-exec-helper"
+
+// helperInstalled is set by MaybeRunHelper: only then is re-executing the
+// binary known to reach the helper and not the program's main.
+var helperInstalled bool
+
+// helperHeader is what the helper reads on fd 3.
+type helperHeader struct {
+	Argv    []string `json:"argv"`
+	Isolate bool     `json:"isolate"`
+	TTY     bool     `json:"tty"`
+	Payload []byte   `json:"payload,omitempty"`
+}
+
+func writeHeader(w io.Writer, h helperHeader) error {
+	return json.NewEncoder(w).Encode(h)
+}
+
+// Apply is called inside the helper with Helper.Payload, before the
+// command runs; an error aborts the command (exit 126, message on its
+// output).
+type Apply func(payload []byte) error
+
+// MaybeRunHelper must be called at the very start of main (and of
+// TestMain in tests that start helpers). In a helper process it applies
+// the payload with apply, runs the command and exits; elsewhere it only
+// records that the helper is installed and returns.
+func MaybeRunHelper(apply Apply) {
+	helperInstalled = true
+	if len(os.Args) == 0 || os.Args[0] != helperArg0 {
+		return
+	}
+	os.Exit(runHelper(apply))
+}

@@ -1,0 +1,265 @@
+package ptyrun
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+var subreaper sync.Once
+
+func platformAttr(attr *syscall.SysProcAttr, isolate bool) error {
+	// Orphans of non-isolated sessions come to us rather than to a PID 1
+	// that may never reap them; reapOrphans collects them after a kill.
+	subreaper.Do(func() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
+	// Children die with the server: the leader gets SIGKILL when its
+	// parent goes, and with isolation the kernel then ends the namespace.
+	attr.Pdeathsig = syscall.SIGKILL
+	if isolate {
+		attr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+	}
+	return nil
+}
+
+var isolation struct {
+	once sync.Once
+	ok   bool
+	err  error
+}
+
+// IsolationAvailable reports whether commands can run in their own PID and
+// mount namespaces here (root, or a kernel allowing it), and if not, why.
+func IsolationAvailable() (bool, error) {
+	isolation.once.Do(func() {
+		cmd := exec.Command("/bin/true")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS}
+		if err := cmd.Run(); err != nil {
+			isolation.err = fmt.Errorf("PID and mount namespaces unavailable: %w", err)
+			return
+		}
+		isolation.ok = true
+	})
+	return isolation.ok, isolation.err
+}
+
+// findMarked lists the processes whose environment carries the session
+// marker: descendants that left the process group or the session.
+func findMarked(marker string) []int {
+	if marker == "" {
+		return nil
+	}
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	needle := []byte(markerEnv + "=" + marker + "\x00")
+	self := os.Getpid()
+	var pids []int
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + n + "/environ")
+		if err != nil {
+			continue
+		}
+		if bytes.Contains(append(env, 0), needle) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// runHelper is the body of a helper process: read the header on fd 3,
+// set up the namespace, apply the payload, then run the command.
+func runHelper(apply Apply) int {
+	in := os.NewFile(3, "helper-header")
+	status := os.NewFile(4, "helper-status")
+	if in == nil || status == nil {
+		fmt.Fprintln(os.Stderr, "unified-exec helper: started without its header and status pipes (fd 3 and 4); it is internal and not meant to be run by hand")
+		return 125
+	}
+	syscall.CloseOnExec(4)
+	var h helperHeader
+	err := json.NewDecoder(in).Decode(&h)
+	in.Close()
+	if err != nil || len(h.Argv) == 0 {
+		fmt.Fprintf(os.Stderr, "unified-exec helper: reading the command on fd 3: %v\n", err)
+		fmt.Fprintln(status, "error 125")
+		return 125
+	}
+	if h.Isolate {
+		if err := mountProc(); err != nil {
+			fmt.Fprintf(os.Stderr, "unified-exec helper: %v\n", err)
+			fmt.Fprintln(status, "error 125")
+			return 125
+		}
+	}
+	if apply != nil && h.Payload != nil {
+		if err := apply(h.Payload); err != nil {
+			fmt.Fprintf(os.Stderr, "unified-exec: sandbox: %v\n", err)
+			fmt.Fprintln(status, "error 126")
+			return 126
+		}
+	}
+	env := os.Environ()
+	path, err := lookPathIn(h.Argv[0], env)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "unified-exec: %v\n", err)
+		fmt.Fprintln(status, "error 127")
+		return 127
+	}
+	if !h.Isolate {
+		err := syscall.Exec(path, h.Argv, env)
+		fmt.Fprintf(os.Stderr, "unified-exec: exec %s: %v\n", h.Argv[0], err)
+		return 126
+	}
+	return runInit(path, h, env, status)
+}
+
+// mountProc gives the new PID namespace its own /proc, so the command sees
+// only the processes of its session.
+func mountProc() error {
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making mounts private: %w", err)
+	}
+	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mounting /proc: %w", err)
+	}
+	return nil
+}
+
+// runInit runs the command as the child of this PID 1: it forwards
+// signals to everything in the namespace, reaps every process, and exits
+// with the command's status once the command is gone — which ends every
+// process still in the namespace.
+func runInit(path string, h helperHeader, env []string, status *os.File) int {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if h.TTY {
+		attr.Foreground = true
+		attr.Ctty = 0
+	}
+	pid, err := syscall.ForkExec(path, h.Argv, &syscall.ProcAttr{
+		Env:   env,
+		Files: []uintptr{0, 1, 2},
+		Sys:   attr,
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "unified-exec: exec %s: %v\n", h.Argv[0], err)
+		fmt.Fprintln(status, "error 126")
+		return 126
+	}
+	go func() {
+		// Owner: the helper; it ends with the process.
+		for s := range sigs {
+			syscall.Kill(-1, s.(syscall.Signal))
+		}
+	}()
+	for {
+		var ws syscall.WaitStatus
+		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			fmt.Fprintln(status, "error 125")
+			return 125
+		}
+		if wpid != pid {
+			continue
+		}
+		switch {
+		case ws.Signaled():
+			fmt.Fprintf(status, "signal %d\n", int(ws.Signal()))
+			return 128 + int(ws.Signal())
+		case ws.Exited():
+			fmt.Fprintf(status, "exit %d\n", ws.ExitStatus())
+			return ws.ExitStatus()
+		}
+	}
+}
+
+// reapOrphans waits (briefly) for killed processes that were reparented to
+// this process, so that no zombie is left behind.
+func reapOrphans(pids []int) {
+	deadline := time.Now().Add(time.Second)
+	pending := pids
+	for len(pending) > 0 && time.Now().Before(deadline) {
+		var next []int
+		for _, pid := range pending {
+			var ws syscall.WaitStatus
+			wpid, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+			if wpid == pid {
+				continue // reaped
+			}
+			if err == syscall.ECHILD {
+				// Not (yet) our child: keep waiting while it exists and
+				// its parent, which will die too, may hand it to us.
+				if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err != nil {
+					continue
+				}
+				if ppidOf(pid) == 1 {
+					continue // someone else's to reap
+				}
+			}
+			next = append(next, pid)
+		}
+		pending = next
+		if len(pending) > 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+func ppidOf(pid int) int {
+	_, ppid, _, _ := procStat(pid)
+	return ppid
+}
+
+// procStat reads state, parent, process group and session of pid.
+func procStat(pid int) (state string, ppid, pgrp, sid int) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", 0, 0, 0
+	}
+	// pid (comm) state ppid pgrp session ...
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return "", 0, 0, 0
+	}
+	fmt.Sscan(string(b[i+1:]), &state, &ppid, &pgrp, &sid)
+	return state, ppid, pgrp, sid
+}
+
+// sessionZombies lists zombie children of this process that belonged to
+// the session or process group led by leader.
+func sessionZombies(leader int) []int {
+	self := os.Getpid()
+	names, _ := os.ReadDir("/proc")
+	var z []int
+	for _, e := range names {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == leader {
+			continue
+		}
+		state, ppid, pgrp, sid := procStat(pid)
+		if state == "Z" && ppid == self && (pgrp == leader || sid == leader) {
+			z = append(z, pid)
+		}
+	}
+	return z
+}

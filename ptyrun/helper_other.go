@@ -1,0 +1,34 @@
+//go:build unix && !linux
+
+package ptyrun
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+func platformAttr(attr *syscall.SysProcAttr, isolate bool) error {
+	if isolate {
+		return fmt.Errorf("ptyrun: process isolation needs Linux namespaces: %w", ErrUnsupported)
+	}
+	return nil
+}
+
+// IsolationAvailable reports false: namespaces are Linux-only.
+func IsolationAvailable() (bool, error) {
+	return false, fmt.Errorf("PID namespaces are Linux-only: %w", ErrUnsupported)
+}
+
+// findMarked cannot read other processes' environments here; the kill
+// relies on the process group.
+func findMarked(string) []int { return nil }
+
+func runHelper(Apply) int {
+	fmt.Fprintln(os.Stderr, "unified-exec helper: not supported on this platform")
+	return 125
+}
+
+func reapOrphans([]int) {}
+
+func sessionZombies(int) []int { return nil }

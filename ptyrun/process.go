@@ -1,0 +1,540 @@
+//go:build unix
+
+package ptyrun
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// Start spawns the command of spec and starts pumping its output into
+// spec.Output. The returned Process owns the child, the terminal or pipes,
+// and the pump goroutine; they end when the process has exited and its
+// output was drained ([Process.Done]), or after [Process.Kill].
+func Start(spec Spec) (*Process, error) {
+	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return nil, errors.New("ptyrun: empty command")
+	}
+	if spec.Output == nil {
+		spec.Output = io.Discard
+	}
+	if spec.Dir != "" {
+		st, err := os.Stat(spec.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("ptyrun: working directory %q: %w", spec.Dir, errors.Unwrap(err))
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("ptyrun: working directory %q is not a directory", spec.Dir)
+		}
+	}
+	if _, err := exec.LookPath(spec.Argv[0]); err != nil {
+		return nil, fmt.Errorf("ptyrun: program %q not found or not executable", spec.Argv[0])
+	}
+	if spec.Helper != nil && !helperInstalled {
+		return nil, ErrHelperNotInstalled
+	}
+	p := &Process{
+		spec:    spec,
+		exited:  make(chan struct{}),
+		done:    make(chan struct{}),
+		pumpEnd: make(chan struct{}),
+	}
+	if err := p.start(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Process is one running command. Its methods are safe for concurrent use.
+type Process struct {
+	spec Spec
+	cmd  *exec.Cmd
+
+	// input is the PTY master (write side) or nil for pipe sessions.
+	input *os.File
+	// output is what the pump reads: the PTY master or the read end of
+	// the pipe shared by stdout and stderr.
+	output *os.File
+	// status is the read end of the helper's status pipe, or nil.
+	status *os.File
+	marker string
+
+	exited  chan struct{} // closed when the leader has been reaped
+	pumpEnd chan struct{} // closed when the pump saw EOF/EIO
+	done    chan struct{} // closed when exited and drained
+
+	killOnce sync.Once
+
+	// mu guards the fields below.
+	mu     sync.Mutex
+	exit   ExitStatus
+	killed bool
+	seen   []int // descendants found by their marker, to reap once dead
+}
+
+func (p *Process) start() error {
+	spec := p.spec
+	env := append([]string(nil), spec.Env...)
+	if spec.Env == nil {
+		env = os.Environ()
+	}
+	p.marker = newMarker()
+	env = append(env, markerEnv+"="+p.marker)
+
+	argv := spec.Argv
+	var cmd *exec.Cmd
+	var payloadW, statusW *os.File
+	var extra []*os.File
+	if spec.Helper != nil {
+		exe := spec.Helper.Exe
+		if exe == "" {
+			exe = "/proc/self/exe"
+		}
+		cmd = exec.Command(exe)
+		cmd.Args = []string{helperArg0}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return fmt.Errorf("ptyrun: helper pipe: %w", err)
+		}
+		sr, sw, err := os.Pipe()
+		if err != nil {
+			pr.Close()
+			pw.Close()
+			return fmt.Errorf("ptyrun: status pipe: %w", err)
+		}
+		payloadW, statusW = pw, sw
+		p.status = sr
+		extra = []*os.File{pr, sw}
+		defer pr.Close()
+	} else {
+		cmd = exec.Command(argv[0], argv[1:]...)
+	}
+	cmd.Env = env
+	cmd.Dir = spec.Dir
+	cmd.ExtraFiles = extra
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	isolate := spec.Helper != nil && spec.Helper.Isolate
+	if err := platformAttr(cmd.SysProcAttr, isolate); err != nil {
+		p.closeStatus(payloadW, statusW)
+		return err
+	}
+
+	var slave *os.File
+	if spec.TTY {
+		master, tty, err := pty.Open()
+		if err != nil {
+			p.closeStatus(payloadW, statusW)
+			return fmt.Errorf("ptyrun: open pty: %w", err)
+		}
+		rows, cols := spec.Rows, spec.Cols
+		if rows == 0 {
+			rows = 24
+		}
+		if cols == 0 {
+			cols = 80
+		}
+		if err := pty.Setsize(master, &pty.Winsize{Rows: rows, Cols: cols}); err != nil {
+			master.Close()
+			tty.Close()
+			p.closeStatus(payloadW, statusW)
+			return fmt.Errorf("ptyrun: set terminal size: %w", err)
+		}
+		nb, err := nonblocking(master)
+		master.Close()
+		if err != nil {
+			tty.Close()
+			p.closeStatus(payloadW, statusW)
+			return err
+		}
+		p.input, p.output = nb, nb
+		slave = tty
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		cmd.SysProcAttr.Setctty = true
+		cmd.SysProcAttr.Ctty = 0
+	} else {
+		r, w, err := os.Pipe()
+		if err != nil {
+			p.closeStatus(payloadW, statusW)
+			return fmt.Errorf("ptyrun: output pipe: %w", err)
+		}
+		p.output = r
+		slave = w
+		cmd.Stdin = nil // /dev/null
+		cmd.Stdout, cmd.Stderr = w, w
+	}
+
+	if err := cmd.Start(); err != nil {
+		slave.Close()
+		p.output.Close()
+		p.closeStatus(payloadW, statusW)
+		return fmt.Errorf("ptyrun: start %s: %w", argv[0], err)
+	}
+	// Only the child keeps the terminal slave / pipe write end: EIO or EOF
+	// then means every holder is gone.
+	slave.Close()
+	p.cmd = cmd
+	if statusW != nil {
+		statusW.Close()
+		hdr := helperHeader{Argv: argv, Isolate: isolate, TTY: spec.TTY, Payload: spec.Helper.Payload}
+		err := writeHeader(payloadW, hdr)
+		payloadW.Close()
+		if err != nil {
+			// The helper exits on a broken header; Wait reaps it.
+			p.killTree(syscall.SIGKILL)
+		}
+	}
+	go p.pump()
+	go p.wait()
+	return nil
+}
+
+func (p *Process) closeStatus(files ...*os.File) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
+	if p.status != nil {
+		p.status.Close()
+		p.status = nil
+	}
+}
+
+// pump copies output until EOF or EIO. Owner: the Process; it ends when
+// every writer of the terminal or pipe is gone, or when wait gives up
+// draining and closes the reader.
+func (p *Process) pump() {
+	defer close(p.pumpEnd)
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := p.output.Read(buf)
+		if n > 0 {
+			p.spec.Output.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// wait reaps the leader, ends the rest of the tree, drains the output and
+// closes everything. Owner: the Process; it ends after the drain.
+func (p *Process) wait() {
+	err := p.cmd.Wait()
+	st := statusFrom(p.cmd.ProcessState, err)
+	if p.status != nil {
+		if hs, ok := readHelperStatus(p.status); ok {
+			st = hs
+		}
+		p.status.Close()
+	}
+	p.mu.Lock()
+	p.exit = st
+	p.mu.Unlock()
+	close(p.exited)
+	// No descendant outlives its session: a PID namespace is already gone
+	// with its init; otherwise end what is left of the tree.
+	if p.spec.Helper == nil || !p.spec.Helper.Isolate {
+		p.killTree(syscall.SIGKILL)
+	}
+	select {
+	case <-p.pumpEnd:
+	case <-time.After(drainCap):
+		// A descendant we could not find still holds the terminal: give
+		// up after the cap, without losing what was already read.
+		p.output.SetReadDeadline(time.Now())
+		<-p.pumpEnd
+	}
+	p.output.Close()
+	close(p.done)
+}
+
+// drainCap bounds the wait for end-of-output after the leader exited.
+const drainCap = 200 * time.Millisecond
+
+// Pid is the process id of the leader (the helper when one is used).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// TTY reports whether the process runs in a terminal.
+func (p *Process) TTY() bool { return p.spec.TTY }
+
+// Exited is closed once the leader has exited (its output may still be
+// draining).
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Done is closed once the leader has exited and all its output has been
+// delivered to Spec.Output.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// ExitStatus is the leader's exit status; valid after Exited is closed.
+func (p *Process) ExitStatus() ExitStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exit
+}
+
+// Write sends input to the terminal. Pipe sessions have stdin on
+// /dev/null and answer [ErrNoStdin].
+func (p *Process) Write(b []byte) (int, error) {
+	if p.input == nil {
+		return 0, ErrNoStdin
+	}
+	select {
+	case <-p.done:
+		return 0, ErrExited
+	default:
+	}
+	n, err := p.input.Write(b)
+	if err != nil && errors.Is(err, os.ErrClosed) {
+		return n, ErrExited
+	}
+	return n, err
+}
+
+// SetWriteDeadline bounds a Write to a terminal whose reader is stuck.
+func (p *Process) SetWriteDeadline(t time.Time) error {
+	if p.input == nil {
+		return ErrNoStdin
+	}
+	return p.input.SetWriteDeadline(t)
+}
+
+// Resize changes the terminal size; the foreground job gets SIGWINCH.
+func (p *Process) Resize(rows, cols uint16) error {
+	if p.input == nil {
+		return ErrNoStdin
+	}
+	return pty.Setsize(p.input, &pty.Winsize{Rows: rows, Cols: cols})
+}
+
+// Kill ends the whole tree: SIGTERM to every process of the session, then
+// SIGKILL after grace if anything is left. It returns once the output is
+// drained. Safe to call more than once and after exit.
+func (p *Process) Kill(grace time.Duration) ExitStatus {
+	p.killOnce.Do(func() {
+		p.mu.Lock()
+		p.killed = true
+		p.mu.Unlock()
+		select {
+		case <-p.exited:
+		default:
+			p.killTree(syscall.SIGTERM)
+			if grace > 0 {
+				select {
+				case <-p.exited:
+				case <-time.After(grace):
+				}
+			}
+		}
+		p.killTree(syscall.SIGKILL)
+	})
+	<-p.done
+	return p.ExitStatus()
+}
+
+// Signal sends sig to the foreground of the command (the whole tree when
+// isolated).
+func (p *Process) Signal(sig syscall.Signal) error {
+	select {
+	case <-p.exited:
+		return ErrExited
+	default:
+	}
+	return p.killTree(sig)
+}
+
+// killTree signals the leader's process group, and every other process
+// of the session: the PID namespace's init forwards to all it holds; without
+// one, processes are found by the marker in their environment.
+func (p *Process) killTree(sig syscall.Signal) error {
+	pid := p.cmd.Process.Pid
+	err := syscall.Kill(-pid, sig)
+	if err == syscall.ESRCH {
+		err = syscall.Kill(pid, sig)
+	}
+	isolated := p.spec.Helper != nil && p.spec.Helper.Isolate
+	if !isolated {
+		marked := findMarked(p.marker)
+		for _, q := range marked {
+			syscall.Kill(q, sig)
+		}
+		p.mu.Lock()
+		p.seen = append(p.seen, marked...)
+		seen := append([]int(nil), p.seen...)
+		p.mu.Unlock()
+		if sig == syscall.SIGKILL {
+			reapOrphans(append(seen, sessionZombies(pid)...))
+		}
+	}
+	if err == syscall.ESRCH {
+		return nil
+	}
+	return err
+}
+
+// Spec describes a command to start.
+type Spec struct {
+	// Argv is the command, e.g. ["/bin/bash", "-lc", "make test"].
+	Argv []string
+	// Dir is the working directory; empty means the current one.
+	Dir string
+	// Env is the full environment; nil means the current process's.
+	Env []string
+	// TTY runs the command in a new pseudo-terminal; otherwise stdin is
+	// /dev/null and stdout+stderr share one pipe (arrival order kept).
+	TTY bool
+	// Rows and Cols size the terminal; 0 means 24×80.
+	Rows, Cols uint16
+	// Output receives every byte the command writes, from the pump
+	// goroutine, in order. It should not block for long.
+	Output io.Writer
+	// Helper, when set, starts the command through a re-executed helper
+	// that applies restrictions first (see [Helper]).
+	Helper *Helper
+}
+
+// ExitStatus is how a process ended.
+type ExitStatus struct {
+	// Code is the exit code, or 128+N for a death by signal N.
+	Code int
+	// Signal is the signal that killed the process, or 0.
+	Signal syscall.Signal
+}
+
+// String gives "exit 3" or "signal SIGKILL (137)".
+func (s ExitStatus) String() string {
+	if s.Signal != 0 {
+		return fmt.Sprintf("signal %s (%d)", SignalName(s.Signal), s.Code)
+	}
+	return fmt.Sprintf("exit %d", s.Code)
+}
+
+func statusFrom(ps *os.ProcessState, err error) ExitStatus {
+	if ps == nil {
+		return ExitStatus{Code: 125}
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ExitStatus{Code: 128 + int(ws.Signal()), Signal: ws.Signal()}
+	}
+	return ExitStatus{Code: ps.ExitCode()}
+}
+
+// SignalName gives the conventional name of a signal, e.g. "SIGKILL".
+func SignalName(s syscall.Signal) string {
+	if n, ok := signalNames[s]; ok {
+		return n
+	}
+	return "SIG" + strconv.Itoa(int(s))
+}
+
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
+	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
+	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
+	syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
+	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
+	syscall.SIGCHLD: "SIGCHLD", syscall.SIGCONT: "SIGCONT", syscall.SIGSTOP: "SIGSTOP",
+	syscall.SIGTSTP: "SIGTSTP", syscall.SIGTTIN: "SIGTTIN", syscall.SIGTTOU: "SIGTTOU",
+	syscall.SIGURG: "SIGURG", syscall.SIGXCPU: "SIGXCPU", syscall.SIGXFSZ: "SIGXFSZ",
+	syscall.SIGVTALRM: "SIGVTALRM", syscall.SIGPROF: "SIGPROF", syscall.SIGWINCH: "SIGWINCH",
+	syscall.SIGIO: "SIGIO", syscall.SIGSYS: "SIGSYS",
+}
+
+// Errors.
+var (
+	// ErrNoStdin: the process runs with pipes and stdin on /dev/null.
+	ErrNoStdin = errors.New("stdin is closed (the command runs with pipes); rerun it with tty=true to write to it")
+	// ErrExited: the process has exited.
+	ErrExited = errors.New("the process has exited")
+	// ErrHelperNotInstalled: Spec.Helper was set but the binary never
+	// called MaybeRunHelper, so re-executing it would run its main.
+	ErrHelperNotInstalled = errors.New("ptyrun: the re-exec helper is not installed: call ptyrun.MaybeRunHelper at the start of main (or TestMain)")
+	// ErrUnsupported: this platform cannot run commands.
+	ErrUnsupported = errors.New("ptyrun: unsupported platform")
+)
+
+// markerEnv names the environment variable that tags every process of a
+// session, so a kill can find descendants that left the process group.
+const markerEnv = "UNIFIED_EXEC_SESSION"
+
+func newMarker() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// nonblocking returns a copy of f in non-blocking mode, registered with
+// the runtime poller so deadlines and Close unblock readers.
+func nonblocking(f *os.File) (*os.File, error) {
+	fd, err := syscall.Dup(int(f.Fd()))
+	if err != nil {
+		return nil, fmt.Errorf("ptyrun: dup pty master: %w", err)
+	}
+	syscall.CloseOnExec(fd)
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil, fmt.Errorf("ptyrun: non-blocking pty master: %w", err)
+	}
+	return os.NewFile(uintptr(fd), f.Name()), nil
+}
+
+func readHelperStatus(r *os.File) (ExitStatus, bool) {
+	line, err := bufio.NewReader(io.LimitReader(r, 64)).ReadString('\n')
+	if err != nil {
+		return ExitStatus{}, false
+	}
+	f := strings.Fields(line)
+	if len(f) != 2 {
+		return ExitStatus{}, false
+	}
+	n, err := strconv.Atoi(f[1])
+	if err != nil {
+		return ExitStatus{}, false
+	}
+	switch f[0] {
+	case "exit":
+		return ExitStatus{Code: n}, true
+	case "signal":
+		return ExitStatus{Code: 128 + n, Signal: syscall.Signal(n)}, true
+	case "error":
+		return ExitStatus{Code: n}, true
+	}
+	return ExitStatus{}, false
+}
+
+// lookPathIn resolves argv0 against PATH from env.
+func lookPathIn(argv0 string, env []string) (string, error) {
+	if strings.Contains(argv0, "/") {
+		return argv0, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		cand := filepath.Join(dir, argv0)
+		if st, err := os.Stat(cand); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return cand, nil
+		}
+	}
+	return "", fmt.Errorf("%s: command not found", argv0)
+}

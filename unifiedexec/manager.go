@@ -1,0 +1,487 @@
+package unifiedexec
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/unified-exec/unified-exec/ptyrun"
+)
+
+// Clamps and defaults of the unified-exec tools.
+const (
+	MinYield          = 250 * time.Millisecond
+	MaxYield          = 30 * time.Second
+	DefaultExecYield  = 10 * time.Second
+	DefaultWriteYield = 250 * time.Millisecond
+	DefaultMaxTokens  = 10_000
+	DefaultBuffer     = 1 << 20
+	DefaultMaxLive    = 64
+	// keepRecent sessions, the most recently used, are never pruned.
+	keepRecent = 8
+	// warnMargin: the model is warned once this close to the cap.
+	warnMargin    = 4
+	firstID       = 1000
+	defaultGrace  = 2 * time.Second
+	transcriptMax = 1 << 20
+)
+
+// Config sets up a [Manager]. The zero value works: the current directory
+// as workspace, /bin/bash, the process environment, the default clamps.
+type Config struct {
+	// Workspace is where relative workdirs resolve; empty = the current
+	// directory.
+	Workspace string
+	// Shell is the default shell; empty = /bin/bash.
+	Shell string
+	// Env is the base environment (already filtered by policy); nil = the
+	// process environment. The variables of [ForcedEnv] are set on top.
+	Env []string
+	// MaxSessions caps the sessions kept (running or exited); 0 = 64.
+	MaxSessions int
+	// MaxOutputTokens is the default budget of a response; 0 = 10 000.
+	MaxOutputTokens int
+	// BufferBytes is each session's head/tail buffer; 0 = 1 MiB.
+	BufferBytes int
+	// KillGrace is the wait between SIGTERM and SIGKILL; 0 = 2 s.
+	KillGrace time.Duration
+	// NoIsolation disables the PID namespace per session even where it is
+	// available (the kill then relies on process groups and markers).
+	NoIsolation bool
+}
+
+// Manager runs commands and keeps their sessions between calls. Its zero
+// value is not usable; create one with [New]. Methods are safe for
+// concurrent use: calls on different sessions run in parallel, calls on one
+// session are serialized.
+type Manager struct {
+	cfg      Config
+	isolated bool
+	bg       sync.WaitGroup // kills of pruned sessions
+
+	// mu guards the fields below.
+	mu       sync.Mutex
+	sessions map[int]*session
+	nextID   int
+	closed   bool
+}
+
+// New returns a Manager for cfg.
+func New(cfg Config) *Manager {
+	if cfg.Shell == "" {
+		cfg.Shell = "/bin/bash"
+	}
+	if cfg.Workspace == "" {
+		cfg.Workspace, _ = os.Getwd()
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxLive
+	}
+	if cfg.MaxOutputTokens <= 0 {
+		cfg.MaxOutputTokens = DefaultMaxTokens
+	}
+	if cfg.BufferBytes <= 0 {
+		cfg.BufferBytes = DefaultBuffer
+	}
+	if cfg.KillGrace <= 0 {
+		cfg.KillGrace = defaultGrace
+	}
+	m := &Manager{cfg: cfg, sessions: map[int]*session{}, nextID: firstID}
+	if !cfg.NoIsolation {
+		m.isolated, _ = ptyrun.IsolationAvailable()
+	}
+	return m
+}
+
+// Isolated reports whether sessions run in their own PID namespace.
+func (m *Manager) Isolated() bool { return m.isolated }
+
+// ExecRequest is one exec_command call.
+type ExecRequest struct {
+	Cmd             string
+	Workdir         string // relative to the workspace, or absolute
+	Shell           string
+	Login           *bool // nil = true
+	TTY             bool
+	Rows, Cols      uint16
+	Yield           time.Duration // 0 = default; clamped
+	MaxOutputTokens int           // 0 = default
+
+	// Helper, set by the orchestrator, carries the sandbox plan; nil runs
+	// the command unrestricted (still isolated when possible).
+	Helper *ptyrun.Helper
+	// Label says how the command runs, e.g. "sandbox: workspace-write";
+	// shown by list_sessions.
+	Label string
+	// Notes are extra lines for the model, shown after the status lines.
+	Notes []string
+}
+
+// WriteRequest is one write_stdin call.
+type WriteRequest struct {
+	SessionID       int
+	Chars           string
+	Keys            []string
+	Paste           bool
+	Yield           time.Duration // 0 = default; clamped
+	MaxOutputTokens int
+}
+
+// Errors.
+var (
+	ErrUnknownSession = errors.New("unknown session")
+	ErrSessionExited  = errors.New("session has exited")
+	ErrEmptyCommand   = errors.New("cmd is empty: give the shell command to run")
+	ErrClosed         = errors.New("the manager is closed")
+)
+
+// Exec starts a command and waits for its first window of output.
+func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) {
+	started := time.Now()
+	if strings.TrimSpace(req.Cmd) == "" {
+		return nil, ErrEmptyCommand
+	}
+	if strings.ContainsRune(req.Cmd, 0) {
+		return nil, errors.New("cmd contains a NUL byte, which no shell can receive")
+	}
+	dir, err := m.resolveWorkdir(req.Workdir)
+	if err != nil {
+		return nil, err
+	}
+	shell := req.Shell
+	if shell == "" {
+		shell = m.cfg.Shell
+	}
+	if _, err := exec.LookPath(shell); err != nil {
+		return nil, fmt.Errorf("shell %q not found or not executable: use an installed shell such as /bin/bash or /bin/sh", shell)
+	}
+	flag := "-lc"
+	if req.Login != nil && !*req.Login {
+		flag = "-c"
+	}
+	s := &session{
+		cmd:     req.Cmd,
+		cwd:     dir,
+		tty:     req.TTY,
+		label:   req.Label,
+		started: started,
+		buf:     newHeadTail(m.cfg.BufferBytes),
+		calls:   make(chan struct{}, 1),
+	}
+	s.clean.out = s.appendClean
+	helper := req.Helper
+	if helper == nil && m.isolated {
+		helper = &ptyrun.Helper{Isolate: true}
+	} else if helper != nil && helper.Isolate && !m.isolated {
+		h := *helper
+		h.Isolate = false
+		helper = &h
+	}
+	spec := ptyrun.Spec{
+		Argv:   []string{shell, flag, req.Cmd},
+		Dir:    dir,
+		Env:    BuildEnv(m.baseEnv(), req.TTY),
+		TTY:    req.TTY,
+		Rows:   req.Rows,
+		Cols:   req.Cols,
+		Output: s,
+		Helper: helper,
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	m.mu.Unlock()
+	proc, err := ptyrun.Start(spec)
+	if err != nil {
+		return nil, err
+	}
+	s.proc = proc
+	if req.TTY {
+		s.clean.reply = func(b []byte) { proc.Write(b) }
+	}
+
+	s.calls <- struct{}{}
+	defer func() { <-s.calls }()
+	notes, pruned := m.register(s)
+	for _, p := range pruned {
+		// Owner: the manager; Close waits for it.
+		m.bg.Go(func() { p.proc.Kill(m.cfg.KillGrace) })
+	}
+	resp := m.window(ctx, s, started, yieldOf(req.Yield, DefaultExecYield), req.MaxOutputTokens)
+	resp.Notes = append(append(notes, req.Notes...), resp.Notes...)
+	if resp.ExitCode != nil {
+		// A command that ended in its first window leaves no session.
+		m.mu.Lock()
+		delete(m.sessions, s.id)
+		m.mu.Unlock()
+		resp.SessionID = 0
+	}
+	return resp, nil
+}
+
+// Write sends input to a session and waits for a window of output.
+func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error) {
+	started := time.Now()
+	s, err := m.get(req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	var input []byte
+	if len(req.Keys) > 0 {
+		k, err := EncodeKeys(req.Keys)
+		if err != nil {
+			return nil, err
+		}
+		input = append(input, k...)
+	}
+	if req.Chars != "" {
+		if req.Paste {
+			input = append(input, pasteStart...)
+		}
+		input = append(input, req.Chars...)
+		if req.Paste {
+			input = append(input, pasteEnd...)
+		}
+	}
+	select {
+	case s.calls <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.calls }()
+	yield := yieldOf(req.Yield, DefaultWriteYield)
+	var note string
+	if len(input) > 0 {
+		s.mu.Lock()
+		reported, code := s.exitReported, s.exitCode
+		s.mu.Unlock()
+		if reported {
+			return nil, fmt.Errorf("session %d has exited with code %d: %w; start a new command with exec_command", s.id, code, ErrSessionExited)
+		}
+		if !s.tty {
+			return nil, fmt.Errorf("session %d: %w", s.id, ptyrun.ErrNoStdin)
+		}
+		s.proc.SetWriteDeadline(started.Add(yield))
+		n, err := s.proc.Write(input)
+		s.proc.SetWriteDeadline(time.Time{})
+		switch {
+		case errors.Is(err, ptyrun.ErrExited):
+			note = "The process exited before it read the input."
+		case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
+			note = fmt.Sprintf("Only %d of %d bytes of input were written: the program is not reading its terminal.", n, len(input))
+		case err != nil:
+			return nil, fmt.Errorf("session %d: writing input: %w", s.id, err)
+		}
+	}
+	m.touch(s)
+	resp := m.window(ctx, s, started, yield, req.MaxOutputTokens)
+	if note != "" {
+		resp.Notes = append(resp.Notes, note)
+	}
+	return resp, nil
+}
+
+// window waits until the yield deadline, the process's exit (after its
+// output drained), or ctx's end, then takes the session's pending output.
+func (m *Manager) window(ctx context.Context, s *session, started time.Time, yield time.Duration, maxTokens int) *Response {
+	if maxTokens <= 0 {
+		maxTokens = m.cfg.MaxOutputTokens
+	}
+	timer := time.NewTimer(time.Until(started.Add(yield)))
+	defer timer.Stop()
+	select {
+	case <-s.proc.Done():
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return s.respond(started, maxTokens)
+}
+
+func yieldOf(d, def time.Duration) time.Duration {
+	if d == 0 {
+		d = def
+	}
+	return min(max(d, MinYield), MaxYield)
+}
+
+func (m *Manager) baseEnv() []string {
+	if m.cfg.Env != nil {
+		return m.cfg.Env
+	}
+	return os.Environ()
+}
+
+func (m *Manager) resolveWorkdir(w string) (string, error) {
+	dir := m.cfg.Workspace
+	if w != "" {
+		if filepath.IsAbs(w) {
+			dir = w
+		} else {
+			dir = filepath.Join(m.cfg.Workspace, w)
+		}
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("workdir %q does not exist: give a directory inside the workspace %s", w, m.cfg.Workspace)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("workdir %q is not a directory", w)
+	}
+	return dir, nil
+}
+
+// register gives s an id and, when the cap is reached, picks sessions to
+// prune: the least recently used exited one, else the least recently used
+// running one, never one of the most recently used.
+func (m *Manager) register(s *session) (notes []string, pruned []*session) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s.id = m.nextID
+	m.nextID++
+	s.lastUsed = time.Now()
+	for len(m.sessions) >= m.cfg.MaxSessions {
+		v := m.victimLocked()
+		if v == nil {
+			break
+		}
+		delete(m.sessions, v.id)
+		pruned = append(pruned, v)
+		notes = append(notes, fmt.Sprintf("Session %d was closed to stay within %d sessions.", v.id, m.cfg.MaxSessions))
+	}
+	m.sessions[s.id] = s
+	if n := len(m.sessions); n >= m.cfg.MaxSessions-warnMargin {
+		notes = append(notes, fmt.Sprintf("Warning: %d of %d sessions are open; the least recently used will be closed. End sessions you no longer need with kill_session.", n, m.cfg.MaxSessions))
+	}
+	return notes, pruned
+}
+
+func (m *Manager) victimLocked() *session {
+	all := make([]*session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		all = append(all, s)
+	}
+	// Most recently used first.
+	slices.SortFunc(all, func(a, b *session) int { return b.lastUsed.Compare(a.lastUsed) })
+	if len(all) <= keepRecent {
+		return nil
+	}
+	candidates := all[keepRecent:]
+	for i := len(candidates) - 1; i >= 0; i-- {
+		if candidates[i].exited() {
+			return candidates[i]
+		}
+	}
+	return candidates[len(candidates)-1]
+}
+
+func (m *Manager) get(id int) (*session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok {
+		return nil, fmt.Errorf("session %d: %w; it may have exited and been pruned — call list_sessions to see the open sessions", id, ErrUnknownSession)
+	}
+	return s, nil
+}
+
+func (m *Manager) touch(s *session) {
+	m.mu.Lock()
+	s.lastUsed = time.Now()
+	m.mu.Unlock()
+}
+
+// Kill ends a session's whole process tree (SIGTERM, then SIGKILL after the
+// grace period) and returns its final output and exit status. The session
+// stays listed as exited, so read_log still works.
+func (m *Manager) Kill(ctx context.Context, id int) (*Response, error) {
+	started := time.Now()
+	s, err := m.get(id)
+	if err != nil {
+		return nil, err
+	}
+	s.proc.Kill(m.cfg.KillGrace)
+	s.calls <- struct{}{}
+	defer func() { <-s.calls }()
+	m.touch(s)
+	return s.respond(started, m.cfg.MaxOutputTokens), nil
+}
+
+// SessionInfo describes one session for list_sessions.
+type SessionInfo struct {
+	ID       int
+	Running  bool
+	ExitCode int
+	Pid      int
+	TTY      bool
+	Started  time.Time
+	Cwd      string
+	Command  string
+	Label    string
+}
+
+// List describes every session, oldest first.
+func (m *Manager) List() []SessionInfo {
+	m.mu.Lock()
+	all := make([]*session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		all = append(all, s)
+	}
+	m.mu.Unlock()
+	slices.SortFunc(all, func(a, b *session) int { return a.id - b.id })
+	out := make([]SessionInfo, 0, len(all))
+	for _, s := range all {
+		info := SessionInfo{ID: s.id, Running: !s.exited(), Pid: s.proc.Pid(), TTY: s.tty, Started: s.started, Cwd: s.cwd, Command: s.cmd, Label: s.label}
+		if !info.Running {
+			info.ExitCode = s.proc.ExitStatus().Code
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// Log returns lines of a session's retained transcript: offset and limit
+// count lines; a limit alone (offset < 0) gives the last limit lines. It
+// also returns the line number of the first line and the total retained.
+func (m *Manager) Log(id, offset, limit int) (lines []string, first, total int, err error) {
+	s, err := m.get(id)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return s.log(offset, limit)
+}
+
+// Close kills every session and waits for their trees to end. Calls after
+// Close fail with [ErrClosed].
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	all := make([]*session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		all = append(all, s)
+	}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range all {
+		wg.Go(func() { s.proc.Kill(m.cfg.KillGrace) })
+	}
+	wg.Wait()
+	m.bg.Wait()
+}
+
+// newChunkID gives 6 random lowercase hex digits.
+func newChunkID() string {
+	var b [3]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -34,12 +34,12 @@ const maxLine = 64 << 10
 type escState uint8
 
 const (
-	stText escState = iota
-	stEsc           // after ESC
-	stCSI           // after ESC [
-	stString        // OSC, DCS, APC, PM, SOS: until BEL or ST
-	stStringEsc     // ESC inside a string (maybe ST)
-	stCharset       // ESC ( X and friends: one more byte
+	stText      escState = iota
+	stEsc                // after ESC
+	stCSI                // after ESC [
+	stString             // OSC, DCS, APC, PM, SOS: until BEL or ST
+	stStringEsc          // ESC inside a string (maybe ST)
+	stCharset            // ESC ( X and friends: one more byte
 )
 
 // Write consumes terminal output.

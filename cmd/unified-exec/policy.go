@@ -1,0 +1,6 @@
+package main
+
+func cmdPolicy(args []string) int {
+	errorf("policy: not available yet")
+	return exitInternal
+}

@@ -1,0 +1,283 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unified-exec/unified-exec/orchestrator"
+	"github.com/unified-exec/unified-exec/unifiedexec"
+)
+
+// Server serves the unified-exec tools over MCP.
+type Server struct {
+	o   *orchestrator.Orchestrator
+	mcp *mcp.Server
+}
+
+// New returns a Server whose exec_command calls go through o.
+func New(o *orchestrator.Orchestrator, version string) *Server {
+	s := &Server{o: o}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "unified-exec", Version: version}, &mcp.ServerOptions{
+		Instructions: "Run shell commands with exec_command; interact with long-running ones with write_stdin.",
+	})
+	handlers := map[string]mcp.ToolHandler{
+		"exec_command":  s.execCommand,
+		"write_stdin":   s.writeStdin,
+		"list_sessions": s.listSessions,
+		"kill_session":  s.killSession,
+		"read_log":      s.readLog,
+	}
+	for _, t := range Tools {
+		schema, _ := json.Marshal(t.Schema)
+		s.mcp.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(schema)}, handlers[t.Name])
+	}
+	return s
+}
+
+// MCP is the underlying go-sdk server.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Run serves on t until the client goes away (stdin EOF) or ctx ends,
+// then kills every session.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	defer s.o.Close()
+	return s.mcp.Run(ctx, t)
+}
+
+type execArgs struct {
+	Cmd                string  `json:"cmd"`
+	Workdir            string  `json:"workdir"`
+	Shell              string  `json:"shell"`
+	Login              *bool   `json:"login"`
+	TTY                bool    `json:"tty"`
+	Rows               *int    `json:"rows"`
+	Cols               *int    `json:"cols"`
+	YieldTimeMS        *int64  `json:"yield_time_ms"`
+	MaxOutputTokens    *int    `json:"max_output_tokens"`
+	SandboxPermissions *string `json:"sandbox_permissions"`
+	Justification      string  `json:"justification"`
+}
+
+type writeArgs struct {
+	SessionID       *int     `json:"session_id"`
+	Chars           string   `json:"chars"`
+	Keys            []string `json:"keys"`
+	Paste           bool     `json:"paste"`
+	YieldTimeMS     *int64   `json:"yield_time_ms"`
+	MaxOutputTokens *int     `json:"max_output_tokens"`
+}
+
+type sessionArgs struct {
+	SessionID *int `json:"session_id"`
+	Offset    *int `json:"offset"`
+	Limit     *int `json:"limit"`
+}
+
+func toolError(err error) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+}
+
+func textResult(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// structured is the structured content of an exec/write/kill result.
+type structured struct {
+	ChunkID            string  `json:"chunk_id"`
+	WallTimeSeconds    float64 `json:"wall_time_seconds"`
+	ExitCode           *int    `json:"exit_code,omitempty"`
+	SessionID          *int    `json:"session_id,omitempty"`
+	OriginalTokenCount int     `json:"original_token_count"`
+	Output             string  `json:"output"`
+}
+
+func respResult(r *unifiedexec.Response) *mcp.CallToolResult {
+	st := structured{
+		ChunkID:            r.ChunkID,
+		WallTimeSeconds:    r.WallTime.Seconds(),
+		ExitCode:           r.ExitCode,
+		OriginalTokenCount: r.OriginalTokenCount,
+		Output:             r.Output,
+	}
+	if r.SessionID != 0 {
+		id := r.SessionID
+		st.SessionID = &id
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text()}}, StructuredContent: st}
+}
+
+func ms(p *int64) time.Duration {
+	if p == nil {
+		return 0
+	}
+	if *p <= 0 {
+		return time.Nanosecond // clamped up to the minimum window
+	}
+	return time.Duration(min(*p, 3_600_000)) * time.Millisecond
+}
+
+func tokens(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return max(*p, 1)
+}
+
+func dims(p *int, name string) (uint16, error) {
+	if p == nil {
+		return 0, nil
+	}
+	if *p < 1 || *p > 1000 {
+		return 0, fmt.Errorf("exec_command: argument %q must be between 1 and 1000, got %d", name, *p)
+	}
+	return uint16(*p), nil
+}
+
+func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a execArgs
+	if err := decodeArgs("exec_command", req.Params.Arguments, &a); err != nil {
+		return toolError(err), nil
+	}
+	if strings.TrimSpace(a.Cmd) == "" {
+		return toolError(fmt.Errorf("exec_command: argument \"cmd\" is required and must not be empty")), nil
+	}
+	rows, err := dims(a.Rows, "rows")
+	if err != nil {
+		return toolError(err), nil
+	}
+	cols, err := dims(a.Cols, "cols")
+	if err != nil {
+		return toolError(err), nil
+	}
+	escalate := false
+	if a.SandboxPermissions != nil {
+		switch *a.SandboxPermissions {
+		case "use_default":
+		case "require_escalated":
+			escalate = true
+		default:
+			return toolError(fmt.Errorf("exec_command: argument \"sandbox_permissions\" must be \"use_default\" or \"require_escalated\", got %q", *a.SandboxPermissions)), nil
+		}
+	}
+	r, err := s.o.Exec(ctx, orchestrator.Request{
+		ExecRequest: unifiedexec.ExecRequest{
+			Cmd: a.Cmd, Workdir: a.Workdir, Shell: a.Shell, Login: a.Login, TTY: a.TTY,
+			Rows: rows, Cols: cols, Yield: ms(a.YieldTimeMS), MaxOutputTokens: tokens(a.MaxOutputTokens),
+		},
+		Escalate:      escalate,
+		Justification: a.Justification,
+	})
+	if err != nil {
+		return toolError(err), nil
+	}
+	return respResult(r), nil
+}
+
+func (s *Server) writeStdin(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a writeArgs
+	if err := decodeArgs("write_stdin", req.Params.Arguments, &a); err != nil {
+		return toolError(err), nil
+	}
+	if a.SessionID == nil {
+		return toolError(fmt.Errorf("write_stdin: argument \"session_id\" is required")), nil
+	}
+	r, err := s.o.Manager().Write(ctx, unifiedexec.WriteRequest{
+		SessionID: *a.SessionID, Chars: a.Chars, Keys: a.Keys, Paste: a.Paste,
+		Yield: ms(a.YieldTimeMS), MaxOutputTokens: tokens(a.MaxOutputTokens),
+	})
+	if err != nil {
+		return toolError(fmt.Errorf("write_stdin: %w", err)), nil
+	}
+	return respResult(r), nil
+}
+
+func (s *Server) listSessions(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a struct{}
+	if err := decodeArgs("list_sessions", req.Params.Arguments, &a); err != nil {
+		return toolError(err), nil
+	}
+	return textResult(FormatSessions(s.o.Manager().List(), time.Now())), nil
+}
+
+// FormatSessions renders list_sessions' table.
+func FormatSessions(list []unifiedexec.SessionInfo, now time.Time) string {
+	if len(list) == 0 {
+		return "No sessions."
+	}
+	var b strings.Builder
+	b.WriteString("id\tstatus\tpid\ttty\tage\tcwd\tcommand\n")
+	for _, s := range list {
+		status := "running"
+		if !s.Running {
+			status = fmt.Sprintf("exited %d", s.ExitCode)
+		}
+		cmd := s.Command
+		if len(cmd) > 120 {
+			cmd = cmd[:117] + "..."
+		}
+		cmd = strings.ReplaceAll(cmd, "\n", "\\n")
+		fmt.Fprintf(&b, "%d\t%s\t%d\t%v\t%s\t%s\t%s\n", s.ID, status, s.Pid, s.TTY, now.Sub(s.Started).Round(time.Second), s.Cwd, cmd)
+	}
+	return b.String()
+}
+
+func (s *Server) killSession(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a sessionArgs
+	if err := decodeArgs("kill_session", req.Params.Arguments, &a); err != nil {
+		return toolError(err), nil
+	}
+	if a.SessionID == nil {
+		return toolError(fmt.Errorf("kill_session: argument \"session_id\" is required")), nil
+	}
+	if a.Offset != nil || a.Limit != nil {
+		return toolError(fmt.Errorf("kill_session: unknown argument (known: session_id)")), nil
+	}
+	r, err := s.o.Manager().Kill(ctx, *a.SessionID)
+	if err != nil {
+		return toolError(fmt.Errorf("kill_session: %w", err)), nil
+	}
+	return respResult(r), nil
+}
+
+func (s *Server) readLog(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a sessionArgs
+	if err := decodeArgs("read_log", req.Params.Arguments, &a); err != nil {
+		return toolError(err), nil
+	}
+	if a.SessionID == nil {
+		return toolError(fmt.Errorf("read_log: argument \"session_id\" is required")), nil
+	}
+	offset, limit := -1, 200
+	if a.Offset != nil {
+		if *a.Offset < 0 {
+			return toolError(fmt.Errorf("read_log: argument \"offset\" must be ≥ 0, got %d", *a.Offset)), nil
+		}
+		offset = *a.Offset
+	}
+	if a.Limit != nil {
+		if *a.Limit < 1 {
+			return toolError(fmt.Errorf("read_log: argument \"limit\" must be ≥ 1, got %d", *a.Limit)), nil
+		}
+		limit = *a.Limit
+	}
+	lines, first, total, err := s.o.Manager().Log(*a.SessionID, offset, limit)
+	if err != nil {
+		return toolError(fmt.Errorf("read_log: %w", err)), nil
+	}
+	var b strings.Builder
+	if len(lines) == 0 {
+		fmt.Fprintf(&b, "Session %d: no lines in that range (%d lines retained).\n", *a.SessionID, total)
+	} else {
+		fmt.Fprintf(&b, "Session %d: lines %d-%d of %d\n", *a.SessionID, first+1, first+len(lines), total)
+		for _, l := range lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return textResult(b.String()), nil
+}

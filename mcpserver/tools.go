@@ -1,0 +1,166 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// ToolDef is one tool: its name, description and JSON input schema.
+type ToolDef struct {
+	Name        string
+	Description string
+	Schema      map[string]any
+}
+
+func obj(required []string, props map[string]any) map[string]any {
+	s := map[string]any{
+		"type":                 "object",
+		"properties":           props,
+		"additionalProperties": false,
+	}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+func prop(typ, desc string) map[string]any { return map[string]any{"type": typ, "description": desc} }
+
+// Tools are the five unified-exec tools, Codex-compatible.
+var Tools = []ToolDef{
+	{
+		Name: "exec_command",
+		Description: "Runs a shell command and returns its output. If the command is still running when the " +
+			"yield time is over, the response carries a session ID: poll or type into it with write_stdin. " +
+			"Output beyond max_output_tokens is cut in the middle; the end is kept.",
+		Schema: obj([]string{"cmd"}, map[string]any{
+			"cmd":                 prop("string", "Shell command to run."),
+			"workdir":             prop("string", "Working directory, relative to the workspace (default: the workspace)."),
+			"shell":               prop("string", "Shell binary (default /bin/bash)."),
+			"login":               prop("boolean", "Run the shell as a login shell, -lc (default true); false uses -c."),
+			"tty":                 prop("boolean", "Run in a pseudo-terminal (for interactive programs); default false: pipes, stdin closed."),
+			"rows":                prop("integer", "Terminal rows when tty is true (default 24)."),
+			"cols":                prop("integer", "Terminal columns when tty is true (default 80)."),
+			"yield_time_ms":       prop("integer", "How long to wait for output before returning, in ms (250–30000, default 10000)."),
+			"max_output_tokens":   prop("integer", "Most tokens of output to return (default 10000)."),
+			"sandbox_permissions": map[string]any{"type": "string", "enum": []string{"use_default", "require_escalated"}, "description": "require_escalated asks the user to run the command without the sandbox; give a justification."},
+			"justification":       prop("string", "Why the command needs to run without the sandbox; shown to the user."),
+		}),
+	},
+	{
+		Name: "write_stdin",
+		Description: "Writes characters or keys to a running session's terminal and returns the new output. " +
+			"With no chars it polls for output.",
+		Schema: obj([]string{"session_id"}, map[string]any{
+			"session_id":        prop("integer", "Session ID from exec_command."),
+			"chars":             prop("string", "Characters to write (may be empty: a poll). Use \\n to press Enter."),
+			"keys":              map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "Keys to send before chars, tmux-style: Enter, C-c, C-d, Up, Down, Tab, Escape, M-x, F5, PageUp, S-Tab."},
+			"paste":             prop("boolean", "Wrap chars in bracketed-paste markers."),
+			"yield_time_ms":     prop("integer", "How long to wait for output, in ms (250–30000, default 250)."),
+			"max_output_tokens": prop("integer", "Most tokens of output to return (default 10000)."),
+		}),
+	},
+	{
+		Name:        "list_sessions",
+		Description: "Lists the sessions: id, status (running / exited N), pid, tty, age, cwd, command.",
+		Schema:      obj(nil, map[string]any{}),
+	},
+	{
+		Name:        "kill_session",
+		Description: "Ends a session's whole process tree (SIGTERM, then SIGKILL) and returns its final output and exit status.",
+		Schema: obj([]string{"session_id"}, map[string]any{
+			"session_id": prop("integer", "Session ID."),
+		}),
+	},
+	{
+		Name:        "read_log",
+		Description: "Reads a session's retained transcript by lines, also after it exited. offset and limit count lines; limit alone gives the last N lines.",
+		Schema: obj([]string{"session_id"}, map[string]any{
+			"session_id": prop("integer", "Session ID."),
+			"offset":     prop("integer", "First line, counting from 0."),
+			"limit":      prop("integer", "Number of lines (default 200)."),
+		}),
+	},
+}
+
+// ToolsJSON renders the tool definitions for hosts: "mcp" gives MCP tool
+// objects (name, description, inputSchema); "openai" gives function tools
+// for the Chat Completions and Responses APIs.
+func ToolsJSON(format string) ([]byte, error) {
+	var out []any
+	for _, t := range Tools {
+		switch format {
+		case "mcp":
+			out = append(out, map[string]any{"name": t.Name, "description": t.Description, "inputSchema": t.Schema})
+		case "openai":
+			out = append(out, map[string]any{"type": "function", "function": map[string]any{
+				"name": t.Name, "description": t.Description, "parameters": t.Schema,
+			}})
+		default:
+			return nil, fmt.Errorf("unknown format %q: use mcp or openai", format)
+		}
+	}
+	return json.MarshalIndent(out, "", "  ")
+}
+
+// decodeArgs decodes tool arguments strictly into v: unknown fields and
+// wrong types are errors that name the field.
+func decodeArgs(tool string, raw json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return fmt.Errorf("%s: arguments must be a JSON object, got %s", tool, te.Value)
+		}
+		return fmt.Errorf("%s: argument %q must be %s, got %s", tool, te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+	}
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("%s: unknown argument %s (known: %s)", tool, f, knownArgs(tool))
+	}
+	return fmt.Errorf("%s: arguments are not valid JSON: %v", tool, err)
+}
+
+func jsonKind(k string) string {
+	switch {
+	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"):
+		return "an integer"
+	case strings.HasPrefix(k, "float"):
+		return "a number"
+	case k == "bool":
+		return "a boolean"
+	case k == "string":
+		return "a string"
+	case k == "slice":
+		return "an array"
+	case k == "ptr":
+		return "of the documented type"
+	}
+	return "of the documented type"
+}
+
+func knownArgs(tool string) string {
+	for _, t := range Tools {
+		if t.Name == tool {
+			props := t.Schema["properties"].(map[string]any)
+			names := make([]string, 0, len(props))
+			for n := range props {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return strings.Join(names, ", ")
+		}
+	}
+	return ""
+}

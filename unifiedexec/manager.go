@@ -233,10 +233,6 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 // Write sends input to a session and waits for a window of output.
 func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error) {
 	started := time.Now()
-	s, err := m.get(req.SessionID)
-	if err != nil {
-		return nil, err
-	}
 	var input []byte
 	if len(req.Keys) > 0 {
 		k, err := EncodeKeys(req.Keys)
@@ -253,6 +249,10 @@ func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error
 		if req.Paste {
 			input = append(input, pasteEnd...)
 		}
+	}
+	s, err := m.get(req.SessionID)
+	if err != nil {
+		return nil, err
 	}
 	select {
 	case s.calls <- struct{}{}:

@@ -45,24 +45,53 @@ const (
 // Write consumes terminal output.
 func (c *cleaner) Write(p []byte) {
 	for len(p) > 0 {
-		if c.state == stText {
-			// Fast path: a run of plain bytes.
-			i := bytes.IndexFunc(p, isSpecial)
-			if i < 0 {
-				i = len(p)
+		if c.state != stText {
+			c.byte(p[0])
+			p = p[1:]
+			continue
+		}
+		// Fast path: a run of text and line ends with no other control.
+		i := 0
+		for i < len(p) && !special[p[i]] {
+			i++
+		}
+		run := p[:i]
+		p = p[i:]
+		for len(run) > 0 {
+			nl := bytes.IndexByte(run, '\n')
+			if nl < 0 {
+				c.text(run)
+				break
 			}
-			if i > 0 {
-				c.text(p[:i])
-				p = p[i:]
+			if len(c.line) == 0 && c.col == 0 {
+				// Whole lines with nothing pending: hand them out as
+				// they are, in one piece.
+				last := bytes.LastIndexByte(run, '\n')
+				c.out(run[:last+1])
+				run = run[last+1:]
 				continue
 			}
+			c.text(run[:nl])
+			c.line = append(c.line, '\n')
+			c.commit()
+			run = run[nl+1:]
 		}
-		c.byte(p[0])
-		p = p[1:]
+		if len(p) > 0 {
+			c.byte(p[0])
+			p = p[1:]
+		}
 	}
 }
 
-func isSpecial(r rune) bool { return r < 0x20 || r == 0x7f }
+// special marks the bytes the fast path stops at: controls other than
+// newline and tab.
+var special = func() (t [256]bool) {
+	for b := 0; b < 0x20; b++ {
+		t[b] = b != '\n' && b != '\t'
+	}
+	t[0x7f] = true
+	return t
+}()
 
 // text puts plain bytes at the cursor, overwriting what a redraw covers.
 func (c *cleaner) text(b []byte) {

@@ -1,6 +1,7 @@
 package unifiedexec
 
 import (
+	"bytes"
 	"strings"
 	"sync"
 	"time"
@@ -92,22 +93,35 @@ func (s *session) log(offset, limit int) ([]string, int, int, error) {
 	return lines, first, total, nil
 }
 
-// transcript keeps the newest clean output of a session, up to
-// transcriptMax bytes, for read_log. Memory grows with use.
+// transcript keeps the newest clean output of a session, about
+// transcriptMax bytes in blocks, for read_log. Memory grows with use.
 type transcript struct {
-	data    []byte
-	dropped int // whole lines dropped from the front
+	blocks  [][]byte
+	size    int
+	dropped int // line ends dropped with old blocks
+	cut     bool
 }
 
+const transcriptBlock = 64 << 10
+
 func (t *transcript) Write(b []byte) {
-	t.data = append(t.data, b...)
-	if len(t.data) > transcriptMax {
-		cut := len(t.data) - transcriptMax*3/4
-		if i := strings.IndexByte(string(t.data[cut:]), '\n'); i >= 0 {
-			cut += i + 1
+	for len(b) > 0 {
+		n := len(t.blocks)
+		if n == 0 || len(t.blocks[n-1]) == cap(t.blocks[n-1]) {
+			t.blocks = append(t.blocks, make([]byte, 0, transcriptBlock))
+			n++
 		}
-		t.dropped += strings.Count(string(t.data[:cut]), "\n")
-		t.data = append([]byte(nil), t.data[cut:]...)
+		last := &t.blocks[n-1]
+		k := min(cap(*last)-len(*last), len(b))
+		*last = append(*last, b[:k]...)
+		t.size += k
+		b = b[k:]
+	}
+	for t.size > transcriptMax && len(t.blocks) > 1 {
+		t.dropped += bytes.Count(t.blocks[0], []byte{'\n'})
+		t.size -= len(t.blocks[0])
+		t.blocks = t.blocks[1:]
+		t.cut = true
 	}
 }
 
@@ -115,29 +129,31 @@ func (t *transcript) Write(b []byte) {
 // session (dropped lines included in the numbering); offset < 0 means the
 // last limit lines; limit <= 0 means all.
 func (t *transcript) Lines(offset, limit int) (lines []string, first, total int) {
-	text := toValid(t.data)
+	text := toValid(bytes.Join(t.blocks, nil))
+	base := t.dropped
+	if t.cut {
+		// The oldest retained line lost its start: skip it.
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			text = text[i+1:]
+			base++
+		}
+	}
 	text = strings.TrimSuffix(text, "\n")
 	var all []string
 	if text != "" {
 		all = strings.Split(text, "\n")
 	}
-	total = t.dropped + len(all)
+	total = base + len(all)
 	if offset < 0 {
 		if limit <= 0 || limit > len(all) {
 			limit = len(all)
 		}
 		return all[len(all)-limit:], total - limit, total
 	}
-	i := offset - t.dropped
-	if i < 0 {
-		i = 0
-	}
-	if i > len(all) {
-		i = len(all)
-	}
+	i := min(max(offset-base, 0), len(all))
 	j := len(all)
 	if limit > 0 && i+limit < j {
 		j = i + limit
 	}
-	return all[i:j], t.dropped + i, total
+	return all[i:j], base + i, total
 }

@@ -1,0 +1,103 @@
+//go:build linux
+
+package unifiedexec
+
+import (
+	"context"
+	"io"
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// Spawn of `true`: a bare os/exec, and through the engine (pipe and PTY).
+func BenchmarkSpawnOSExec(b *testing.B) {
+	for b.Loop() {
+		if err := exec.Command("/bin/bash", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchSpawn(b *testing.B, tty, noIso bool) {
+	m := New(Config{Workspace: b.TempDir(), NoIsolation: noIso})
+	defer m.Close()
+	for b.Loop() {
+		r, err := m.Exec(context.Background(), ExecRequest{Cmd: "true", Login: noLogin, TTY: tty})
+		if err != nil || r.ExitCode == nil {
+			b.Fatal(err, r)
+		}
+	}
+}
+
+func BenchmarkSpawnEnginePipe(b *testing.B)            { benchSpawn(b, false, false) }
+func BenchmarkSpawnEnginePTY(b *testing.B)             { benchSpawn(b, true, false) }
+func BenchmarkSpawnEnginePipeNoIsolation(b *testing.B) { benchSpawn(b, false, true) }
+
+const throughputBytes = 64 << 20
+
+var producer = []string{"/bin/sh", "-c", "head -c 67108864 /dev/zero | tr '\\0' 'q' | fold -w 100"}
+
+// Raw loops: read everything from a PTY / a pipe, nothing else.
+func BenchmarkThroughputRawPTY(b *testing.B) {
+	b.SetBytes(throughputBytes)
+	for b.Loop() {
+		cmd := exec.Command(producer[0], producer[1:]...)
+		f, err := pty.Start(cmd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, f)
+		cmd.Wait()
+		f.Close()
+	}
+}
+
+func BenchmarkThroughputRawPipe(b *testing.B) {
+	b.SetBytes(throughputBytes)
+	for b.Loop() {
+		cmd := exec.Command(producer[0], producer[1:]...)
+		out, _ := cmd.StdoutPipe()
+		cmd.Start()
+		io.Copy(io.Discard, out)
+		cmd.Wait()
+	}
+}
+
+func benchThroughput(b *testing.B, tty bool) {
+	m := New(Config{Workspace: b.TempDir()})
+	defer m.Close()
+	b.SetBytes(throughputBytes)
+	for b.Loop() {
+		r, err := m.Exec(context.Background(), ExecRequest{Cmd: producer[2], Login: noLogin, TTY: tty, Yield: 30 * time.Second})
+		if err != nil || r.ExitCode == nil {
+			b.Fatal(err, r)
+		}
+	}
+}
+
+func BenchmarkThroughputEnginePTY(b *testing.B)  { benchThroughput(b, true) }
+func BenchmarkThroughputEnginePipe(b *testing.B) { benchThroughput(b, false) }
+
+// BenchmarkIdleSessionHeap reports the heap held per idle session.
+func BenchmarkIdleSessionHeap(b *testing.B) {
+	const n = 50
+	for b.Loop() {
+		m := New(Config{Workspace: b.TempDir(), MaxSessions: n + 1})
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := 0; i < n; i++ {
+			if _, err := m.Exec(context.Background(), ExecRequest{Cmd: "echo ready; exec sleep 60", Login: noLogin, TTY: i%2 == 0, Yield: time.Millisecond}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n/1024, "KiB/session")
+		m.Close()
+	}
+}

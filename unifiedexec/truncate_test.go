@@ -1,0 +1,153 @@
+package unifiedexec
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestTruncateGolden(t *testing.T) {
+	cases := []struct {
+		name, in string
+		tokens   int
+		want     string
+	}{
+		{"fits", "hello\n", 10, "hello\n"},
+		{"exact", "abcdefgh", 2, "abcdefgh"},
+		{"middle", "0123456789abcdefghij", 2, "Total output lines: 1\n\n0123…3 tokens truncated…ghij"},
+		{"lines", "aaaa\nbbbb\ncccc\ndddd\neeee\n", 3, "Total output lines: 5\n\naaaa\nb…4 tokens truncated…\neeee\n"},
+		{"utf8", "ééééééééééé", 2, "Total output lines: 1\n\néé…4 tokens truncated…éé"},
+		{"zero", "abc", 0, "Total output lines: 1\n\n…1 tokens truncated…"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Truncate(c.in, c.tokens); got != c.want {
+				t.Fatalf("Truncate(%q, %d) = %q, want %q", c.in, c.tokens, got, c.want)
+			}
+		})
+	}
+}
+
+func FuzzTruncate(f *testing.F) {
+	f.Add("EXEC-LINE-0001 xxxxxxxxxxxxxxxxxxxx\nEXEC-LINE-0002 xxxxxxxxxxxxxxxxxxxx\n", 5)
+	f.Add("ééé\nü\n日本語のテキスト\n", 3)
+	f.Add("no newline at all but long enough to cut", 4)
+	f.Add("a\xffb\xfe\n", 1)
+	f.Fuzz(func(t *testing.T, in string, tokens int) {
+		in = strings.ToValidUTF8(in, "?")
+		tokens = tokens % 100
+		if tokens < 0 {
+			tokens = -tokens
+		}
+		out := Truncate(in, tokens)
+		if !utf8.ValidString(out) {
+			t.Fatalf("invalid UTF-8: %q", out)
+		}
+		if len(in) <= tokens*4 {
+			if out != in {
+				t.Fatal("output that fits was changed")
+			}
+			return
+		}
+		_, body, ok := strings.Cut(out, "\n\n")
+		if !ok || !strings.HasPrefix(out, "Total output lines: ") || !strings.Contains(body, " tokens truncated…") {
+			t.Fatalf("missing header or marker: %q", out)
+		}
+		i := strings.Index(body, "…")
+		j := strings.LastIndex(body, "tokens truncated…")
+		head, tail := body[:i], body[j+len("tokens truncated…"):]
+		if len(head)+len(tail) > tokens*4 {
+			t.Fatalf("kept %d bytes over a budget of %d", len(head)+len(tail), tokens*4)
+		}
+		if !strings.HasPrefix(in, head) || !strings.HasSuffix(in, tail) {
+			t.Fatalf("head/tail not from the input: %q / %q", head, tail)
+		}
+		// The last line survives whenever it fits in the tail budget.
+		last := in[strings.LastIndexByte(strings.TrimSuffix(in, "\n"), '\n')+1:]
+		if len(last) <= tokens*4-tokens*4/2 && !strings.HasSuffix(tail, last) {
+			t.Fatalf("last line %q lost: tail %q", last, tail)
+		}
+	})
+}
+
+func FuzzHeadTail(f *testing.F) {
+	f.Add([]byte("hello world"), 8, uint8(3))
+	f.Fuzz(func(t *testing.T, data []byte, capacity int, chunk uint8) {
+		capacity = capacity % 64
+		if capacity < 0 {
+			capacity = -capacity
+		}
+		b := newHeadTail(capacity)
+		step := int(chunk%17) + 1
+		for i := 0; i < len(data); i += step {
+			b.Write(data[i:min(i+step, len(data))])
+		}
+		if b.Total() != int64(len(data)) {
+			t.Fatalf("total %d != %d", b.Total(), len(data))
+		}
+		head, dropped, tail := b.Take()
+		if int64(len(head)+len(tail))+dropped != int64(len(data)) {
+			t.Fatal("bytes lost from the count")
+		}
+		if !bytes.HasPrefix(data, head) || !bytes.HasSuffix(data, tail) {
+			t.Fatalf("head %q / tail %q not from %q", head, tail, data)
+		}
+		if len(data) <= capacity && dropped != 0 {
+			t.Fatal("dropped bytes that fit")
+		}
+	})
+}
+
+func TestCleaner(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"plain\n", "plain\n"},
+		{"\x1b[1;31mred\x1b[0m\n", "red\n"},
+		{"10%\r50%\r100%\n", "100%\n"},
+		{"abc\rX\n", "Xbc\n"},
+		{"line\r\n", "line\n"},
+		{"\x1b]0;title\x07text\n", "text\n"},
+		{"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\n", "link\n"},
+		{"ab\bc\n", "ac\n"},
+		{"progress 1\r\x1b[Kprogress 2\n", "progress 2\n"},
+		{"\x1b(Bok\n", "ok\n"},
+		{"\x1b[?25lhidden cursor\x1b[?25h\n", "hidden cursor\n"},
+	}
+	for _, c := range cases {
+		var out bytes.Buffer
+		cl := cleaner{out: func(b []byte) { out.Write(b) }}
+		// Byte by byte, so split sequences are covered too.
+		for i := 0; i < len(c.in); i++ {
+			cl.Write([]byte{c.in[i]})
+		}
+		cl.flushPartial()
+		if out.String() != c.want {
+			t.Errorf("%q: got %q want %q", c.in, out.String(), c.want)
+		}
+		out.Reset()
+		cl = cleaner{out: func(b []byte) { out.Write(b) }}
+		cl.Write([]byte(c.in))
+		cl.flushPartial()
+		if out.String() != c.want {
+			t.Errorf("%q (one write): got %q want %q", c.in, out.String(), c.want)
+		}
+	}
+}
+
+func TestEncodeKeys(t *testing.T) {
+	cases := map[string]string{
+		"Up": "\x1b[A", "C-c": "\x03", "Enter": "\r", "M-x": "\x1bx", "F5": "\x1b[15~",
+		"PageUp": "\x1b[5~", "S-Tab": "\x1b[Z", "C-d": "\x04", "Escape": "\x1b", "a": "a", "C-M-a": "\x1b\x01",
+	}
+	for k, want := range cases {
+		got, err := EncodeKeys([]string{k})
+		if err != nil || string(got) != want {
+			t.Errorf("%s: got %q %v want %q", k, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "Hyper-Q", "C-Up", "Foo"} {
+		if _, err := EncodeKeys([]string{bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

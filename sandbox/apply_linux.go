@@ -131,4 +131,3 @@ func LandlockABI() int {
 	}
 	return abi
 }
-

@@ -1,0 +1,217 @@
+package approval
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/unified-exec/unified-exec/policy"
+)
+
+// Request is what is judged: a command, where and how it runs.
+type Request struct {
+	// Argv is the command; for exec_command it is [shell, -lc, cmd].
+	Argv []string
+	Cwd  string
+	TTY  bool
+	// Escalated asks to run without the sandbox (sandbox_permissions =
+	// require_escalated); Justification is the model's reason.
+	Escalated     bool
+	Justification string
+}
+
+// Outcome is the verdict on a request.
+type Outcome int
+
+// Outcomes.
+const (
+	Skip          Outcome = iota // runs without asking
+	NeedsApproval                // a person must approve first
+	Forbidden                    // never runs
+)
+
+func (o Outcome) String() string {
+	return [...]string{"skip", "needs approval", "forbidden"}[o]
+}
+
+// Who decided.
+const (
+	ByRule     = "rule"
+	BySafeList = "safe-list"
+	ByMode     = "mode"
+	ByCache    = "cache"
+	ByUser     = "user"
+)
+
+// Decision is the verdict with its reasons.
+type Decision struct {
+	Outcome Outcome
+	// By is who decided: rule, safe-list or mode.
+	By string
+	// Rule is the rule that decided, if one did.
+	Rule *policy.Rule
+	// Reason explains the verdict to people and to the model.
+	Reason string
+	// Sandbox is the mode the command runs in: the policy's, or the
+	// deciding rule's.
+	Sandbox string
+	// Parsed is the command line taken apart.
+	Parsed Parsed
+}
+
+var strictness = map[string]int{policy.DecisionAllow: 1, policy.DecisionPrompt: 2, policy.DecisionForbid: 3}
+
+// Match reports whether a rule's pattern is a prefix of argv. The first
+// word is compared by base name (/usr/bin/rm matches "rm").
+func Match(r policy.Rule, argv []string) bool {
+	if len(r.Pattern) == 0 || len(argv) < len(r.Pattern) {
+		return false
+	}
+	for i, alts := range r.Pattern {
+		w := argv[i]
+		if i == 0 {
+			w = filepath.Base(w)
+		}
+		ok := false
+		for _, a := range alts {
+			if w == a || (i == 0 && filepath.Base(a) == w) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Decide judges a request against a policy. It is pure: no I/O.
+//
+//   - Every command of the line is matched against the rules; the
+//     strictest matching decision wins (forbid > prompt > allow). forbid is
+//     never askable.
+//   - prompt: a person is asked (under never: refused).
+//   - An escalation request (run without the sandbox) is always asked
+//     (under never: refused).
+//   - untrusted: a line whose every command is known-safe or allowed by a
+//     rule, and that can be judged statically, runs; anything else is asked.
+//   - on-failure, on-request, never: the line runs, in the sandbox.
+func Decide(req Request, p *policy.Policy) Decision {
+	parsed := Parse(req.Argv)
+	d := Decision{Parsed: parsed, Sandbox: p.Sandbox.Mode}
+	mode := p.Approval.Mode
+
+	var strictest *policy.Rule
+	allCovered := parsed.Opaque == ""
+	for _, cmd := range judged(parsed) {
+		var best *policy.Rule
+		for i := range p.Rules {
+			r := &p.Rules[i]
+			if Match(*r, cmd) && (best == nil || strictness[r.Decision] > strictness[best.Decision]) {
+				best = r
+			}
+		}
+		if best != nil && (strictest == nil || strictness[best.Decision] > strictness[strictest.Decision]) {
+			strictest = best
+		}
+		if !(IsKnownSafe(cmd) || (best != nil && best.Decision == policy.DecisionAllow)) {
+			allCovered = false
+		}
+	}
+	if strictest != nil && strictest.Sandbox != "" {
+		d.Sandbox = strictest.Sandbox
+	}
+	refuseUnderNever := func(why string) Decision {
+		d.Outcome = Forbidden
+		d.Reason = "approval mode is never, so nobody can be asked: " + why + "; change [approval] mode or add an allow rule to the policy"
+		return d
+	}
+	if strictest != nil {
+		switch strictest.Decision {
+		case policy.DecisionForbid:
+			d.Outcome, d.By, d.Rule = Forbidden, ByRule, strictest
+			d.Reason = ruleReason(strictest, "forbidden by policy")
+			return d
+		case policy.DecisionPrompt:
+			d.By, d.Rule = ByRule, strictest
+			if mode == policy.ApprovalNever {
+				return refuseUnderNever(ruleReason(strictest, "a rule asks for approval"))
+			}
+			d.Outcome = NeedsApproval
+			d.Reason = ruleReason(strictest, "a rule asks for approval")
+			return d
+		}
+	}
+	if req.Escalated {
+		d.By = ByMode
+		d.Sandbox = policy.ModeDangerFullAccess
+		why := "the command asks to run without the sandbox"
+		if req.Justification != "" {
+			why += ": " + req.Justification
+		}
+		if mode == policy.ApprovalNever {
+			return refuseUnderNever(why)
+		}
+		d.Outcome, d.Reason = NeedsApproval, why
+		return d
+	}
+	if mode == policy.ApprovalUntrusted {
+		if allCovered {
+			d.Outcome = Skip
+			if strictest != nil {
+				d.By, d.Rule, d.Reason = ByRule, strictest, ruleReason(strictest, "allowed by policy")
+			} else {
+				d.By, d.Reason = BySafeList, "known-safe read-only command"
+			}
+			return d
+		}
+		d.Outcome, d.By = NeedsApproval, ByMode
+		if parsed.Opaque != "" {
+			d.Reason = "approval mode is untrusted and the command cannot be judged in advance: " + parsed.Opaque
+		} else {
+			d.Reason = "approval mode is untrusted and the command is not on the known-safe list"
+		}
+		return d
+	}
+	d.Outcome, d.By = Skip, ByMode
+	if strictest != nil {
+		d.By, d.Rule, d.Reason = ByRule, strictest, ruleReason(strictest, "allowed by policy")
+	} else {
+		d.Reason = fmt.Sprintf("approval mode is %s: runs in the %s sandbox", mode, d.Sandbox)
+	}
+	return d
+}
+
+// judged are the commands a decision looks at: the inner commands of a
+// shell line (not the shell itself), or argv.
+func judged(p Parsed) [][]string {
+	var out [][]string
+	for _, c := range p.Commands {
+		if _, ok := shellScript(c); ok {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func ruleReason(r *policy.Rule, def string) string {
+	var pat []string
+	for _, alts := range r.Pattern {
+		if len(alts) == 1 {
+			pat = append(pat, alts[0])
+		} else {
+			pat = append(pat, "{"+strings.Join(alts, "|")+"}")
+		}
+	}
+	where := ""
+	if r.Line > 0 {
+		where = fmt.Sprintf(" (line %d)", r.Line)
+	}
+	reason := r.Reason
+	if reason == "" {
+		reason = def
+	}
+	return fmt.Sprintf("rule %q%s, %s: %s", strings.Join(pat, " "), where, r.Decision, reason)
+}

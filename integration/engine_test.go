@@ -155,7 +155,7 @@ func TestServerKill9(t *testing.T) {
 	s := startServer(t, serverOpts{})
 	tag := fmt.Sprintf("32%d.%d", rand.IntN(1000), rand.IntN(1000))
 	s.exec(map[string]any{"cmd": "setsid sleep " + tag + " & (sleep " + tag + " &); sleep " + tag, "yield_time_ms": 300})
-	s.exec(map[string]any{"cmd": "bash -ic 'sleep " + tag + " & sleep " + tag + "' </dev/null", "tty": true, "yield_time_ms": 300})
+	s.exec(map[string]any{"cmd": "bash --norc -ic 'sleep " + tag + " & sleep " + tag + "' </dev/null", "tty": true, "yield_time_ms": 300})
 	waitFor(t, func() bool { return len(procsWith(tag)) >= 5 })
 	s.cmd.Process.Kill()
 	waitFor(t, func() bool { return len(procsWith(tag)) == 0 })

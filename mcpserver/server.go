@@ -3,20 +3,23 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/unified-exec/unified-exec/approval"
 	"github.com/unified-exec/unified-exec/orchestrator"
 	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
 // Server serves the unified-exec tools over MCP.
 type Server struct {
-	o   *orchestrator.Orchestrator
-	mcp *mcp.Server
+	o       *orchestrator.Orchestrator
+	mcp     *mcp.Server
+	pending pending
 }
 
 // New returns a Server whose exec_command calls go through o.
@@ -37,6 +40,26 @@ func New(o *orchestrator.Orchestrator, version string) *Server {
 		s.mcp.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(schema)}, handlers[t.Name])
 	}
 	return s
+}
+
+// NotifyExit tells connected clients, by a logging notification, that a
+// session nobody was watching has exited. Clients on protocols before
+// 2026-07-28 receive it once they set a logging level; on 2026-07-28 log
+// levels are per request, so there is no channel for it outside a call.
+func (s *Server) NotifyExit(id, code int, lastLines []string) {
+	for ss := range s.mcp.Sessions() {
+		ss.Log(context.Background(), &mcp.LoggingMessageParams{
+			Level:  "notice",
+			Logger: "unified-exec",
+			Data: map[string]any{
+				"event":      "session_exited",
+				"session_id": id,
+				"exit_code":  code,
+				"last_lines": lastLines,
+				"message":    fmt.Sprintf("session %d exited with code %d", id, code),
+			},
+		})
+	}
 }
 
 // MCP is the underlying go-sdk server.
@@ -164,14 +187,46 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 			return toolError(fmt.Errorf("exec_command: argument \"sandbox_permissions\" must be \"use_default\" or \"require_escalated\", got %q", *a.SandboxPermissions)), nil
 		}
 	}
+	digest := string(req.Params.Arguments)
+	prompter := &elicitPrompter{answers: map[string]approval.Answer{}}
+	if caps := req.ClientCapabilities(); caps != nil && caps.Elicitation != nil {
+		prompter.canAsk = true
+	}
+	state := &orchestrator.State{}
+	if token := req.Params.RequestState; token != "" {
+		st, ok := s.pending.take(token, digest)
+		if !ok {
+			return toolError(fmt.Errorf("exec_command: the approval this call answers is unknown or expired; call exec_command again")), nil
+		}
+		state = st
+		for kind, resp := range req.Params.InputResponses {
+			if er, ok := resp.(*mcp.ElicitResult); ok {
+				prompter.answers[kind] = parseAnswer(er)
+			}
+		}
+	}
+	stop := s.progress(ctx, req)
 	r, err := s.o.Exec(ctx, orchestrator.Request{
 		ExecRequest: unifiedexec.ExecRequest{
 			Cmd: a.Cmd, Workdir: a.Workdir, Shell: a.Shell, Login: a.Login, TTY: a.TTY,
 			Rows: rows, Cols: cols, Yield: ms(a.YieldTimeMS), MaxOutputTokens: tokens(a.MaxOutputTokens),
+			Observe: stop.observe,
 		},
 		Escalate:      escalate,
 		Justification: a.Justification,
+		Prompter:      prompter,
+		State:         state,
 	})
+	stop.end()
+	var need *orchestrator.NeedInput
+	if errors.As(err, &need) {
+		q := need.Question
+		token := s.pending.put(digest, state)
+		return &mcp.CallToolResult{
+			InputRequests: mcp.InputRequestMap{q.Kind: &mcp.ElicitParams{Message: q.Text(), RequestedSchema: decisionSchema}},
+			RequestState:  token,
+		}, nil
+	}
 	if err != nil {
 		return toolError(err), nil
 	}
@@ -186,10 +241,13 @@ func (s *Server) writeStdin(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if a.SessionID == nil {
 		return toolError(fmt.Errorf("write_stdin: argument \"session_id\" is required")), nil
 	}
+	stop := s.progress(ctx, req)
 	r, err := s.o.Manager().Write(ctx, unifiedexec.WriteRequest{
 		SessionID: *a.SessionID, Chars: a.Chars, Keys: a.Keys, Paste: a.Paste,
 		Yield: ms(a.YieldTimeMS), MaxOutputTokens: tokens(a.MaxOutputTokens),
+		Observe: stop.observe,
 	})
+	stop.end()
 	if err != nil {
 		return toolError(fmt.Errorf("write_stdin: %w", err)), nil
 	}

@@ -2,36 +2,113 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/unified-exec/unified-exec/approval"
+	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/ptyrun"
-
+	"github.com/unified-exec/unified-exec/sandbox"
 	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
 // Config sets up an [Orchestrator].
 type Config struct {
-	// Manager runs the commands; nil creates one for Workspace.
-	Manager   *unifiedexec.Manager
+	// Policy decides; nil means the embedded default.
+	Policy *policy.Policy
+	// Workspace is the directory commands run in and may write; empty
+	// means the current directory.
 	Workspace string
+	// Prompter asks a person when a request needs approval and the call
+	// brings no prompter of its own; nil means nobody can be asked.
+	Prompter approval.Prompter
+	// Manager runs the commands; nil creates one from the policy.
+	Manager *unifiedexec.Manager
+	// Status is what the host enforces; zero means probe it.
+	Status *sandbox.Status
+	// OnBackgroundExit is passed to the manager it creates (see
+	// unifiedexec.Config).
+	OnBackgroundExit func(id, code int, lastLines []string)
 }
 
 // Orchestrator takes one request through approval, sandbox choice, spawn,
-// denial check and retry.
+// denial check and retry. Safe for concurrent use.
 type Orchestrator struct {
-	cfg Config
-	m   *unifiedexec.Manager
+	pol    *policy.Policy
+	ws     string
+	m      *unifiedexec.Manager
+	prompt approval.Prompter
+	status sandbox.Status
+	cache  approval.Cache
+	audit  *auditLog
+
+	// mu guards plans.
+	mu    sync.Mutex
+	plans map[string][]byte
 }
 
-// New returns an Orchestrator for cfg.
+// New returns an Orchestrator for cfg. It fails when the audit log is
+// required and cannot be opened, or the workspace does not exist.
 func New(cfg Config) (*Orchestrator, error) {
-	m := cfg.Manager
-	if m == nil {
-		m = unifiedexec.New(unifiedexec.Config{Workspace: cfg.Workspace})
+	o := &Orchestrator{pol: cfg.Policy, prompt: cfg.Prompter, plans: map[string][]byte{}}
+	if o.pol == nil {
+		o.pol = policy.Default()
 	}
-	return &Orchestrator{cfg: cfg, m: m}, nil
+	ws := cfg.Workspace
+	if ws == "" {
+		ws, _ = os.Getwd()
+	}
+	ws, err := filepath.Abs(ws)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("workspace %q is not a directory", ws)
+	}
+	o.ws = ws
+	if cfg.Status != nil {
+		o.status = *cfg.Status
+	} else {
+		o.status = sandbox.HostStatus()
+	}
+	o.audit, err = openAudit(o.pol.Audit)
+	if err != nil {
+		return nil, err
+	}
+	o.m = cfg.Manager
+	if o.m == nil {
+		o.m = unifiedexec.New(unifiedexec.Config{
+			Workspace:        ws,
+			Env:              o.pol.Env.Build(os.Environ()),
+			MaxSessions:      o.pol.Limits.MaxSessions,
+			MaxOutputTokens:  o.pol.Limits.MaxOutputTokens,
+			BufferBytes:      o.pol.Limits.OutputBufferBytes,
+			OnBackgroundExit: cfg.OnBackgroundExit,
+		})
+	}
+	return o, nil
+}
+
+// Policy is the policy in force.
+func (o *Orchestrator) Policy() *policy.Policy { return o.pol }
+
+// Workspace is the absolute workspace directory.
+func (o *Orchestrator) Workspace() string { return o.ws }
+
+// Manager is the session manager behind the orchestrator; write_stdin,
+// list_sessions, kill_session and read_log go to it directly.
+func (o *Orchestrator) Manager() *unifiedexec.Manager { return o.m }
+
+// Close kills every session and closes the audit log.
+func (o *Orchestrator) Close() {
+	o.m.Close()
+	o.audit.close()
 }
 
 // Request is one exec_command call with its approval context.
@@ -41,52 +118,452 @@ type Request struct {
 	// require_escalated); Justification is shown to the user.
 	Escalate      bool
 	Justification string
+	// Prompter asks for this call (MCP elicitation); nil = the
+	// orchestrator's.
+	Prompter approval.Prompter
+	// State carries a call across re-invocations (MCP multi-round-trip):
+	// what was decided and run before the last question. Nil for a new
+	// call.
+	State *State
 }
 
-// Exec runs one request.
+// State is a request's progress, kept by a host between a question and
+// its answer so nothing runs twice.
+type State struct {
+	// Approved: a person approved the command (or a cached approval).
+	Approved bool
+	// First is the sandboxed run that was denied, and Denial the line
+	// that says so, while the retry question is open.
+	First  *unifiedexec.Response
+	Denial string
+}
+
+// RefusedError is a request that did not run: forbidden by policy, or
+// approval refused. Its message is for the model.
+type RefusedError struct {
+	Reason string
+	// Abort: the person asked to stop the whole task.
+	Abort bool
+}
+
+func (e *RefusedError) Error() string { return e.Reason }
+
+// ErrSandboxUnavailable: the policy requires a sandbox this host cannot
+// enforce.
+var ErrSandboxUnavailable = errors.New("the sandbox required by the policy is unavailable")
+
+// Exec runs one request: approval → sandbox → spawn → denial check →
+// retry. A refusal is a *RefusedError; a question a host must forward is
+// returned as the prompter's error (e.g. *NeedInput) with req.State
+// updated, so calling again with the answer resumes where it stopped.
 func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Response, error) {
-	return o.m.Exec(ctx, req.ExecRequest)
+	started := time.Now()
+	if strings.TrimSpace(req.Cmd) == "" {
+		return nil, unifiedexec.ErrEmptyCommand
+	}
+	if req.State == nil {
+		req.State = &State{}
+	}
+	st := req.State
+	shell := req.Shell
+	if shell == "" {
+		shell = "/bin/bash"
+	}
+	flag := "-lc"
+	if req.Login != nil && !*req.Login {
+		flag = "-c"
+	}
+	cwd := o.ws
+	if req.Workdir != "" {
+		cwd = req.Workdir
+		if !filepath.IsAbs(cwd) {
+			cwd = filepath.Join(o.ws, cwd)
+		}
+	}
+	areq := approval.Request{
+		Argv: []string{shell, flag, req.Cmd}, Cwd: cwd, TTY: req.TTY,
+		Escalated: req.Escalate, Justification: req.Justification,
+	}
+	prompter := req.Prompter
+	if prompter == nil {
+		prompter = o.prompt
+	}
+	if prompter == nil {
+		prompter = approval.DenyPrompter{}
+	}
+	ev := event{Command: req.Cmd, Cwd: cwd, TTY: req.TTY}
+
+	d := approval.Decide(areq, o.pol)
+	if st.First == nil {
+		ev.Event, ev.Decision, ev.By, ev.Reason = "decision", d.Outcome.String(), d.By, d.Reason
+		if d.Rule != nil {
+			ev.Rule = d.Rule.Line
+		}
+		if err := o.audit.write(ev); err != nil {
+			return nil, err
+		}
+		switch d.Outcome {
+		case approval.Forbidden:
+			return nil, &RefusedError{Reason: "refused: " + d.Reason}
+		case approval.NeedsApproval:
+			if !st.Approved {
+				if err := o.approve(ctx, prompter, areq, d, ev); err != nil {
+					return nil, err
+				}
+				st.Approved = true
+			}
+		}
+	}
+
+	mode := d.Sandbox
+	var resp *unifiedexec.Response
+	var err error
+	if st.First != nil {
+		resp = st.First
+	} else {
+		resp, err = o.spawn(ctx, req.ExecRequest, mode, ev)
+		if err != nil {
+			return nil, err
+		}
+	}
+	sandboxed := mode != policy.ModeDangerFullAccess
+	if resp.ExitCode == nil || !sandboxed || resp.Notes != nil && hasUnsandboxedNote(resp.Notes) {
+		o.exitEvent(ev, resp, mode, started)
+		return resp, nil
+	}
+	denied, why := sandbox.DetectDenial(true, *resp.ExitCode, resp.Output)
+	if st.First != nil {
+		denied, why = true, st.Denial
+	}
+	if !denied {
+		o.exitEvent(ev, resp, mode, started)
+		return resp, nil
+	}
+	if st.First == nil {
+		ev.Event, ev.Sandbox, ev.Denial = "denial", mode, why
+		o.audit.write(ev)
+	}
+	switch o.pol.Approval.Mode {
+	case policy.ApprovalNever:
+		resp.Notes = append(resp.Notes, "The sandbox likely blocked this ("+why+"). Approval mode is never, so it was not retried without the sandbox.")
+		return resp, nil
+	case policy.ApprovalOnRequest:
+		resp.Notes = append(resp.Notes, "The sandbox likely blocked this ("+why+"). If the command needs more access, run it again with sandbox_permissions = \"require_escalated\" and a justification.")
+		return resp, nil
+	}
+	// on-failure and untrusted: ask (unless already approved), then retry.
+	if !st.Approved {
+		st.First, st.Denial = resp, why
+		q := approval.Question{Kind: approval.KindRetryUnsandboxed, Request: areq, Reason: d.Reason, Sandbox: mode, Denial: why}
+		ans, err := prompter.Ask(ctx, q)
+		if err != nil {
+			if isNeedInput(err) {
+				return nil, err
+			}
+			ans = approval.Deny
+		}
+		ev.Event, ev.Answer = "retry-question", ans.String()
+		o.audit.write(ev)
+		switch ans {
+		case approval.ApproveForSession:
+			o.cache.ApproveForSession(areq)
+		case approval.ApproveOnce:
+		default:
+			st.First = nil
+			resp.Notes = append(resp.Notes, "The sandbox likely blocked this ("+why+"); running it without the sandbox was declined.")
+			if ans == approval.Abort {
+				return nil, &RefusedError{Reason: "aborted by the user after a sandbox denial; stop and ask the user how to proceed", Abort: true}
+			}
+			return resp, nil
+		}
+	}
+	st.First = nil
+	ev.Event, ev.Retry = "retry", true
+	o.audit.write(ev)
+	retried, err := o.spawn(ctx, req.ExecRequest, policy.ModeDangerFullAccess, ev)
+	if err != nil {
+		return nil, err
+	}
+	retried.Notes = append(retried.Notes, "The sandbox blocked the first run ("+why+"); this is the output of a second run without the sandbox.")
+	o.exitEvent(ev, retried, policy.ModeDangerFullAccess, started)
+	return retried, nil
 }
 
-// Manager is the session manager behind the orchestrator.
-func (o *Orchestrator) Manager() *unifiedexec.Manager { return o.m }
+func hasUnsandboxedNote(notes []string) bool {
+	for _, n := range notes {
+		if strings.HasPrefix(n, unsandboxedNote) {
+			return true
+		}
+	}
+	return false
+}
 
-// Close kills every session.
-func (o *Orchestrator) Close() { o.m.Close() }
+const unsandboxedNote = "Running WITHOUT the sandbox:"
+
+// approve asks (or finds a cached approval) and returns nil when the
+// command may run.
+func (o *Orchestrator) approve(ctx context.Context, p approval.Prompter, areq approval.Request, d approval.Decision, ev event) error {
+	if o.cache.Approved(areq) {
+		ev.Event, ev.By = "approved", approval.ByCache
+		return o.audit.write(ev)
+	}
+	q := approval.Question{Kind: approval.KindApprove, Request: areq, Reason: d.Reason, Rule: d.Rule, Sandbox: d.Sandbox}
+	ans, err := p.Ask(ctx, q)
+	if err != nil {
+		if isNeedInput(err) {
+			return err
+		}
+		ev.Event, ev.Answer = "refused", "no one to ask: "+err.Error()
+		o.audit.write(ev)
+		return &RefusedError{Reason: approval.RefusalMessage(q, o.pol.Source)}
+	}
+	ev.Event, ev.By, ev.Answer = "answer", approval.ByUser, ans.String()
+	o.audit.write(ev)
+	switch ans {
+	case approval.ApproveOnce:
+		return nil
+	case approval.ApproveForSession:
+		o.cache.ApproveForSession(areq)
+		return nil
+	case approval.Abort:
+		return &RefusedError{Reason: "aborted by the user: " + approval.Display(areq.Argv) + " was not run; stop and ask the user how to proceed", Abort: true}
+	}
+	if _, ok := p.(approval.DenyPrompter); ok {
+		return &RefusedError{Reason: approval.RefusalMessage(q, o.pol.Source)}
+	}
+	return &RefusedError{Reason: "the user denied running " + approval.Display(areq.Argv) + "; do not retry it as is"}
+}
+
+// NeedInput is returned by a prompter that cannot answer now but will be
+// able to when the call is made again (MCP multi-round-trip).
+type NeedInput struct {
+	Question approval.Question
+}
+
+func (e *NeedInput) Error() string { return "needs input: " + e.Question.Text() }
+
+func isNeedInput(err error) bool {
+	var n *NeedInput
+	return errors.As(err, &n)
+}
+
+// spawn starts the command under mode's sandbox.
+func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, mode string, ev event) (*unifiedexec.Response, error) {
+	helper, notes, err := o.helperFor(mode)
+	if err != nil {
+		ev.Event, ev.Sandbox, ev.Reason = "refused", mode, err.Error()
+		o.audit.write(ev)
+		return nil, err
+	}
+	req.Helper = helper
+	req.Label = "sandbox: " + mode
+	req.Notes = append(req.Notes, notes...)
+	ev.Event, ev.Sandbox = "spawn", mode
+	if err := o.audit.write(ev); err != nil {
+		return nil, err
+	}
+	return o.m.Exec(ctx, req)
+}
+
+// helperFor compiles (once per mode) the plan and checks the host can
+// enforce it.
+func (o *Orchestrator) helperFor(mode string) (*ptyrun.Helper, []string, error) {
+	if mode == policy.ModeDangerFullAccess {
+		return nil, nil, nil
+	}
+	o.mu.Lock()
+	payload, ok := o.plans[mode]
+	o.mu.Unlock()
+	sp := o.pol.Sandbox
+	sp.Mode = mode
+	plan, err := sandbox.Compile(sp, o.ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		payload, err = plan.Marshal()
+		if err != nil {
+			return nil, nil, err
+		}
+		o.mu.Lock()
+		o.plans[mode] = payload
+		o.mu.Unlock()
+	}
+	if missing := o.status.Missing(plan); len(missing) > 0 {
+		if sp.Required {
+			return nil, nil, fmt.Errorf("%w: this host lacks %s; set [sandbox] required = false to run unsandboxed, or mode = \"danger-full-access\"", ErrSandboxUnavailable, strings.Join(missing, ", "))
+		}
+		return nil, []string{unsandboxedNote + " this host lacks " + strings.Join(missing, ", ") + " (policy: required = false)."}, nil
+	}
+	return &ptyrun.Helper{Payload: payload, Isolate: o.status.Namespaces}, nil, nil
+}
+
+func (o *Orchestrator) exitEvent(ev event, r *unifiedexec.Response, mode string, started time.Time) {
+	ev.Event, ev.Sandbox = "exit", mode
+	if r.ExitCode != nil {
+		c := *r.ExitCode
+		ev.ExitCode = &c
+	} else {
+		ev.Event, ev.Session = "running", r.SessionID
+	}
+	ev.DurationMS = time.Since(started).Milliseconds()
+	o.audit.write(ev)
+}
 
 // RunRequest is one command of the wrapper (`unified-exec -- CMD...`).
 type RunRequest struct {
-	Argv    []string
-	Workdir string
+	Argv []string
 	// Output receives the command's output live (stdout and stderr merged).
 	Output io.Writer
+	// Sandbox overrides the policy's mode ("" = the policy's); Network
+	// turns the network on.
+	Sandbox string
+	Network bool
 }
 
-// Run runs argv to completion, streaming its output, and returns its exit
-// code.
+// Run takes argv through approval and the sandbox and runs it to the
+// end, streaming its output. It returns the command's exit code, or an
+// error: *RefusedError (exit 126 for the wrapper), or unified-exec's own
+// (exit 125).
 func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
-	p, err := ptyrun.Start(ptyrun.Spec{
-		Argv:   req.Argv,
-		Dir:    req.Workdir,
-		Env:    unifiedexec.BuildEnv(os.Environ(), false),
-		Output: req.Output,
-		Helper: o.helper(nil),
-	})
+	started := time.Now()
+	areq := approval.Request{Argv: req.Argv, Cwd: o.ws}
+	pol := *o.pol
+	if req.Sandbox != "" {
+		pol.Sandbox.Mode = req.Sandbox
+	}
+	if req.Network {
+		pol.Sandbox.Network = true
+	}
+	d := approval.Decide(areq, &pol)
+	ev := event{Command: approval.Canonical(req.Argv), Cwd: o.ws, Event: "decision", Decision: d.Outcome.String(), By: d.By, Reason: d.Reason}
+	if d.Rule != nil {
+		ev.Rule = d.Rule.Line
+	}
+	if err := o.audit.write(ev); err != nil {
+		return 0, err
+	}
+	prompter := o.prompt
+	if prompter == nil {
+		prompter = approval.DenyPrompter{}
+	}
+	approved := false
+	switch d.Outcome {
+	case approval.Forbidden:
+		return 0, &RefusedError{Reason: "refused: " + d.Reason}
+	case approval.NeedsApproval:
+		if err := o.approve(ctx, prompter, areq, d, ev); err != nil {
+			return 0, err
+		}
+		approved = true
+	}
+	mode := d.Sandbox
+	code, tail, err := o.runOnce(ctx, req, &pol, mode, ev)
 	if err != nil {
 		return 0, err
+	}
+	sandboxed := mode != policy.ModeDangerFullAccess
+	denied, why := sandbox.DetectDenial(sandboxed, code, tail.String())
+	quick := time.Since(started) < unifiedexec.DefaultExecYield
+	if !denied || !quick {
+		o.exitEvent(ev, &unifiedexec.Response{ExitCode: &code}, mode, started)
+		return code, nil
+	}
+	ev.Event, ev.Denial = "denial", why
+	o.audit.write(ev)
+	switch o.pol.Approval.Mode {
+	case policy.ApprovalNever, policy.ApprovalOnRequest:
+		fmt.Fprintf(os.Stderr, "unified-exec: the sandbox likely blocked this (%s); not retried (approval mode %s)\n", why, o.pol.Approval.Mode)
+		return code, nil
+	}
+	if !approved {
+		q := approval.Question{Kind: approval.KindRetryUnsandboxed, Request: areq, Sandbox: mode, Denial: why}
+		ans, err := prompter.Ask(ctx, q)
+		if err != nil || (ans != approval.ApproveOnce && ans != approval.ApproveForSession) {
+			fmt.Fprintf(os.Stderr, "unified-exec: the sandbox likely blocked this (%s); not run again without it\n", why)
+			return code, nil
+		}
+	}
+	ev.Event, ev.Retry = "retry", true
+	o.audit.write(ev)
+	code, _, err = o.runOnce(ctx, req, &pol, policy.ModeDangerFullAccess, ev)
+	if err != nil {
+		return 0, err
+	}
+	o.exitEvent(ev, &unifiedexec.Response{ExitCode: &code}, policy.ModeDangerFullAccess, started)
+	return code, nil
+}
+
+func (o *Orchestrator) runOnce(ctx context.Context, req RunRequest, pol *policy.Policy, mode string, ev event) (int, *tailBuffer, error) {
+	var helper *ptyrun.Helper
+	if mode != policy.ModeDangerFullAccess {
+		sp := pol.Sandbox
+		sp.Mode = mode
+		plan, err := sandbox.Compile(sp, o.ws)
+		if err != nil {
+			return 0, nil, err
+		}
+		if missing := o.status.Missing(plan); len(missing) > 0 {
+			if sp.Required {
+				return 0, nil, fmt.Errorf("%w: this host lacks %s; set [sandbox] required = false to run unsandboxed", ErrSandboxUnavailable, strings.Join(missing, ", "))
+			}
+			fmt.Fprintf(os.Stderr, "unified-exec: running WITHOUT the sandbox: this host lacks %s (required = false)\n", strings.Join(missing, ", "))
+		} else {
+			payload, err := plan.Marshal()
+			if err != nil {
+				return 0, nil, err
+			}
+			helper = &ptyrun.Helper{Payload: payload, Isolate: o.status.Namespaces}
+		}
+	} else if o.status.Namespaces {
+		helper = &ptyrun.Helper{Isolate: true}
+	}
+	ev.Event, ev.Sandbox = "spawn", mode
+	if err := o.audit.write(ev); err != nil {
+		return 0, nil, err
+	}
+	tail := &tailBuffer{max: 64 << 10}
+	out := io.Writer(tail)
+	if req.Output != nil {
+		out = io.MultiWriter(req.Output, tail)
+	}
+	p, err := ptyrun.Start(ptyrun.Spec{
+		Argv:   req.Argv,
+		Dir:    o.ws,
+		Env:    unifiedexec.BuildEnv(pol.Env.Build(os.Environ()), false),
+		Output: out,
+		Helper: helper,
+	})
+	if err != nil {
+		return 0, nil, err
 	}
 	select {
 	case <-p.Done():
 	case <-ctx.Done():
 		p.Kill(2 * time.Second)
 	}
-	return p.ExitStatus().Code, nil
+	return p.ExitStatus().Code, tail, nil
 }
 
-func (o *Orchestrator) helper(payload []byte) *ptyrun.Helper {
-	iso := o.m.Isolated()
-	if payload == nil && !iso {
-		return nil
+// tailBuffer keeps the last max bytes written.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
 	}
-	return &ptyrun.Helper{Payload: payload, Isolate: iso}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
 }

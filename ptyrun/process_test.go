@@ -183,7 +183,7 @@ func TestKillTree(t *testing.T) {
 	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			tag := fmt.Sprintf("%d.%04d", 3000+rand.IntN(1000), rand.IntN(10000))
-			script := fmt.Sprintf(`setsid sleep %[1]s & (sleep %[1]s &) ; bash -ic 'sleep %[1]s & disown' </dev/null >/dev/null 2>&1; setsid bash -c '(setsid sleep %[1]s &)' ; echo up; sleep %[1]s`, tag)
+			script := fmt.Sprintf(`setsid sleep %[1]s & (sleep %[1]s &) ; bash --norc -ic 'sleep %[1]s & disown' </dev/null >/dev/null 2>&1; setsid bash -c '(setsid sleep %[1]s &)' ; echo up; sleep %[1]s`, tag)
 			var out syncBuf
 			p, err := Start(Spec{Argv: []string{"/bin/bash", "-c", script}, TTY: m.tty, Output: &out, Helper: m.helper})
 			if err != nil {

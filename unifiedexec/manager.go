@@ -54,6 +54,9 @@ type Config struct {
 	BufferBytes int
 	// KillGrace is the wait between SIGTERM and SIGKILL; 0 = 2 s.
 	KillGrace time.Duration
+	// OnBackgroundExit, if set, is told when a session exits while no call
+	// is watching it: its id, exit code and last lines of output.
+	OnBackgroundExit func(id, code int, lastLines []string)
 	// NoIsolation disables the PID namespace per session even where it is
 	// available (the kill then relies on process groups and markers).
 	NoIsolation bool
@@ -124,6 +127,9 @@ type ExecRequest struct {
 	Label string
 	// Notes are extra lines for the model, shown after the status lines.
 	Notes []string
+	// Observe, if set, sees clean output as it arrives during this call's
+	// window (for progress notifications). It must not block.
+	Observe func([]byte)
 }
 
 // WriteRequest is one write_stdin call.
@@ -134,6 +140,9 @@ type WriteRequest struct {
 	Paste           bool
 	Yield           time.Duration // 0 = default; clamped
 	MaxOutputTokens int
+	// Observe, if set, sees clean output as it arrives during this call's
+	// window. It must not block.
+	Observe func([]byte)
 }
 
 // Errors.
@@ -214,11 +223,16 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	s.calls <- struct{}{}
 	defer func() { <-s.calls }()
 	notes, pruned := m.register(s)
+	if m.cfg.OnBackgroundExit != nil {
+		// Owner: the manager; it ends when the process does (Close kills
+		// every process).
+		m.bg.Go(func() { m.watchExit(s) })
+	}
 	for _, p := range pruned {
 		// Owner: the manager; Close waits for it.
 		m.bg.Go(func() { p.proc.Kill(m.cfg.KillGrace) })
 	}
-	resp := m.window(ctx, s, started, yieldOf(req.Yield, DefaultExecYield), req.MaxOutputTokens)
+	resp := m.window(ctx, s, started, yieldOf(req.Yield, DefaultExecYield), req.MaxOutputTokens, req.Observe)
 	resp.Notes = append(append(notes, req.Notes...), resp.Notes...)
 	if resp.ExitCode != nil {
 		// A command that ended in its first window leaves no session.
@@ -285,7 +299,7 @@ func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error
 		}
 	}
 	m.touch(s)
-	resp := m.window(ctx, s, started, yield, req.MaxOutputTokens)
+	resp := m.window(ctx, s, started, yield, req.MaxOutputTokens, req.Observe)
 	if note != "" {
 		resp.Notes = append(resp.Notes, note)
 	}
@@ -294,9 +308,19 @@ func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error
 
 // window waits until the yield deadline, the process's exit (after its
 // output drained), or ctx's end, then takes the session's pending output.
-func (m *Manager) window(ctx context.Context, s *session, started time.Time, yield time.Duration, maxTokens int) *Response {
+func (m *Manager) window(ctx context.Context, s *session, started time.Time, yield time.Duration, maxTokens int, observe func([]byte)) *Response {
 	if maxTokens <= 0 {
 		maxTokens = m.cfg.MaxOutputTokens
+	}
+	if observe != nil {
+		s.mu.Lock()
+		s.observer = observe
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.observer = nil
+			s.mu.Unlock()
+		}()
 	}
 	timer := time.NewTimer(time.Until(started.Add(yield)))
 	defer timer.Stop()
@@ -477,6 +501,30 @@ func (m *Manager) Close() {
 	}
 	wg.Wait()
 	m.bg.Wait()
+}
+
+// watchExit reports a session's exit when no call is waiting on it.
+func (m *Manager) watchExit(s *session) {
+	<-s.proc.Done()
+	select {
+	case s.calls <- struct{}{}:
+		// Nobody is in a call on this session.
+		<-s.calls
+	default:
+		return // the call in progress reports the exit
+	}
+	s.mu.Lock()
+	reported := s.exitReported
+	lines, _, _ := s.transcript.Lines(-1, 5)
+	s.mu.Unlock()
+	m.mu.Lock()
+	_, live := m.sessions[s.id]
+	closed := m.closed
+	m.mu.Unlock()
+	if reported || !live || closed {
+		return
+	}
+	m.cfg.OnBackgroundExit(s.id, s.proc.ExitStatus().Code, lines)
 }
 
 // newChunkID gives 6 random lowercase hex digits.

@@ -182,7 +182,7 @@ func TestNoDescendantsSurvive(t *testing.T) {
 			m := New(Config{Workspace: t.TempDir(), NoIsolation: noIso})
 			tag := fmt.Sprintf("77%d.%d", time.Now().UnixNano()%1000, os.Getpid()%1000)
 			var ids []int
-			for _, script := range []string{"setsid sleep %s & sleep %[1]s", "bash -ic 'sleep %s & sleep %[1]s' </dev/null", "(sleep %s &); sleep %[1]s"} {
+			for _, script := range []string{"setsid sleep %s & sleep %[1]s", "bash --norc -ic 'sleep %s & sleep %[1]s' </dev/null", "(sleep %s &); sleep %[1]s"} {
 				r := exec1(t, m, ExecRequest{Cmd: fmt.Sprintf(script, tag), Yield: 300 * time.Millisecond})
 				if r.SessionID == 0 {
 					t.Fatalf("%s exited: %+v", script, r)

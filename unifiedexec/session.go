@@ -33,6 +33,7 @@ type session struct {
 	transcript   transcript // clean output, for read_log
 	exitReported bool
 	exitCode     int
+	observer     func([]byte) // the current call's, if any
 }
 
 // Write is the process's output sink (called by the pump goroutine).
@@ -47,6 +48,9 @@ func (s *session) Write(p []byte) (int, error) {
 func (s *session) appendClean(b []byte) {
 	s.buf.Write(b)
 	s.transcript.Write(b)
+	if s.observer != nil {
+		s.observer(b)
+	}
 }
 
 func (s *session) exited() bool {

@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/unified-exec/unified-exec/mcpserver"
-	"github.com/unified-exec/unified-exec/orchestrator"
 )
 
 // mainFlags are the flags of the wrapper and the server.
@@ -63,24 +63,24 @@ func cmdMain(args []string) int {
 }
 
 func cmdServe(f mainFlags) int {
-	o, err := newOrchestrator(f, true)
+	var srvp atomic.Pointer[mcpserver.Server]
+	o, err := newOrchestratorWith(f, true, func(id, code int, last []string) {
+		if srv := srvp.Load(); srv != nil {
+			srv.NotifyExit(id, code, last)
+		}
+	})
 	if err != nil {
 		errorf("%v", err)
 		return exitInternal
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
+	fmt.Fprint(os.Stderr, "unified-exec: serving MCP on stdio; workspace "+o.Workspace()+"; policy "+o.Policy().Source+"\n"+sandboxReport(o.Policy(), o.Workspace()))
 	srv := mcpserver.New(o, version)
+	srvp.Store(srv)
 	if err := srv.Run(ctx, mcpserver.Transport(os.Stdin, os.Stdout)); err != nil && ctx.Err() == nil {
 		errorf("server: %v", err)
 		return 1
 	}
 	return 0
 }
-
-func newOrchestrator(f mainFlags, server bool) (*orchestrator.Orchestrator, error) {
-	return orchestrator.New(orchestrator.Config{Workspace: f.workspace})
-}
-
-// helperApply applies the sandbox plan inside the re-exec helper.
-var helperApply func([]byte) error

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"syscall"
@@ -9,6 +10,8 @@ import (
 	"github.com/unified-exec/unified-exec/orchestrator"
 )
 
+// cmdWrap runs one command through the orchestrator and exits with its
+// exit code; 126 when refused; 125 for our own errors.
 func cmdWrap(f mainFlags, argv []string) int {
 	if len(argv) == 0 {
 		errorf("no command after --: give the command to run, e.g. unified-exec -- make test")
@@ -22,8 +25,13 @@ func cmdWrap(f mainFlags, argv []string) int {
 	defer o.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
-	code, err := o.Run(ctx, orchestrator.RunRequest{Argv: argv, Workdir: f.workspace, Output: os.Stdout})
-	if err != nil {
+	code, err := o.Run(ctx, orchestrator.RunRequest{Argv: argv, Output: os.Stdout, Sandbox: f.sandbox, Network: f.network})
+	var refused *orchestrator.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		errorf("%v", refused.Reason)
+		return exitRefused
+	case err != nil:
 		errorf("%v", err)
 		return exitInternal
 	}

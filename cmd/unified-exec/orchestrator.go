@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/unified-exec/unified-exec/approval"
+	"github.com/unified-exec/unified-exec/orchestrator"
+	"github.com/unified-exec/unified-exec/policy"
+	"github.com/unified-exec/unified-exec/sandbox"
+)
+
+// helperApply applies the sandbox plan inside the re-exec helper.
+var helperApply = sandbox.Apply
+
+// loadPolicy reads --policy, or the embedded default.
+func loadPolicy(file string) (*policy.Policy, error) {
+	if file == "" {
+		return policy.Default(), nil
+	}
+	return policy.Load(file)
+}
+
+func newOrchestrator(f mainFlags, server bool) (*orchestrator.Orchestrator, error) {
+	return newOrchestratorWith(f, server, nil)
+}
+
+func newOrchestratorWith(f mainFlags, server bool, onExit func(id, code int, last []string)) (*orchestrator.Orchestrator, error) {
+	pol, err := loadPolicy(f.policy)
+	if err != nil {
+		return nil, err
+	}
+	if f.sandbox != "" {
+		if !slices.Contains([]string{policy.ModeReadOnly, policy.ModeWorkspaceWrite, policy.ModeDangerFullAccess}, f.sandbox) {
+			return nil, fmt.Errorf("--sandbox %q: use read-only, workspace-write or danger-full-access", f.sandbox)
+		}
+		pol.Sandbox.Mode = f.sandbox
+	}
+	if f.network {
+		pol.Sandbox.Network = true
+	}
+	var prompter approval.Prompter
+	switch pol.Approval.Prompt {
+	case "deny":
+		prompter = approval.DenyPrompter{}
+	case "tty":
+		prompter = &approval.TTYPrompter{}
+	default: // auto: the terminal when wrapping; MCP elicitation in the server
+		if !server {
+			prompter = &approval.TTYPrompter{}
+		}
+	}
+	return orchestrator.New(orchestrator.Config{Policy: pol, Workspace: f.workspace, Prompter: prompter, OnBackgroundExit: onExit})
+}

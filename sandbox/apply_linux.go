@@ -28,6 +28,11 @@ func Apply(payload []byte) error {
 			return err
 		}
 	}
+	for _, p := range plan.Hide {
+		if err := hide(p); err != nil {
+			return err
+		}
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
@@ -50,6 +55,25 @@ func bindReadOnly(path string) error {
 	}
 	if err := unix.Mount("", path, "", flags, ""); err != nil {
 		return fmt.Errorf("protecting %q (read-only remount): %w", path, err)
+	}
+	return nil
+}
+
+// hide covers path with an empty read-only tmpfs (a directory) or
+// /dev/null (a file) in this mount namespace.
+func hide(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil // gone since the plan was made: nothing to hide
+	}
+	if st.IsDir() {
+		if err := unix.Mount("tmpfs", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=000"); err != nil {
+			return fmt.Errorf("hiding %q (tmpfs mount): %w; unreadable paths inside writable roots need a mount namespace", path, err)
+		}
+		return nil
+	}
+	if err := unix.Mount("/dev/null", path, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("hiding %q (bind mount): %w", path, err)
 	}
 	return nil
 }

@@ -41,6 +41,10 @@ type Plan struct {
 	Protected []string `json:"protected"`
 	// DenyRead are the existing paths that cannot be read.
 	DenyRead []string `json:"deny_read"`
+	// Hide are the unreadable paths inside writable roots: a write grant
+	// would reach them, so they are covered by an empty read-only mount in
+	// the session's mount namespace.
+	Hide []string `json:"hide"`
 	// Notes are limitations a reader of the plan should know.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -87,6 +91,7 @@ func (p Plan) String() string {
 	list("read-write", p.WriteDirs)
 	list("read-only (protected)", p.Protected)
 	list("unreadable", p.DenyRead)
+	list("hidden by a mount (unreadable inside a writable root)", p.Hide)
 	list("devices (read-write)", p.Devices)
 	list("terminals (read-write, ioctl)", p.Terminals)
 	b.WriteString("readable: everything else\n")
@@ -205,6 +210,14 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		deny = append(deny, real)
 	}
 	plan.DenyRead = dedupe(deny)
+	for _, d := range plan.DenyRead {
+		for _, r := range plan.WriteDirs {
+			if d == r || within(d, r) {
+				plan.Hide = append(plan.Hide, d)
+				break
+			}
+		}
+	}
 	plan.ReadDirs, plan.ReadFiles = carve("/", plan.DenyRead)
 	if len(plan.DenyRead) > 0 {
 		plan.Notes = append(plan.Notes, "files created later next to an unreadable path (in the same parent directories) are unreadable too")

@@ -56,6 +56,9 @@ func (s Status) Missing(p Plan) []string {
 	if len(p.Protected) > 0 && !s.Namespaces {
 		m = append(m, "mount namespaces, to keep protected paths read-only ("+s.NamespaceErr+")")
 	}
+	if len(p.Hide) > 0 && !s.Namespaces {
+		m = append(m, "mount namespaces, to hide unreadable paths inside writable roots ("+s.NamespaceErr+")")
+	}
 	return m
 }
 

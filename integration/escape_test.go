@@ -1,0 +1,268 @@
+package integration
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// requireSandbox fails (under UNIFIED_EXEC_REQUIRE_SANDBOX=1) or skips when
+// the host cannot enforce the sandbox.
+func requireSandbox(t *testing.T) {
+	t.Helper()
+	out, err := exec.Command(binary, "sandbox", "status").CombinedOutput()
+	if err == nil && strings.Contains(string(out), "ENFORCEMENT: full") {
+		return
+	}
+	if os.Getenv("UNIFIED_EXEC_REQUIRE_SANDBOX") == "1" {
+		t.Fatalf("the sandbox is required but not fully enforced here:\n%s", out)
+	}
+	t.Skipf("sandbox not fully enforced on this host:\n%s", out)
+}
+
+// python is a real interpreter (not a pyenv shim that needs $HOME).
+func python(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	p, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Fatal("python3 is needed for the escape tests")
+	}
+	return strings.TrimSpace(string(p))
+}
+
+// sandboxEnv is a server whose HOME is a fake home with secrets, whose
+// environment holds a canary secret, and whose workspace is a git repo.
+type sandboxEnv struct {
+	*server
+	home, ws string
+	py       string
+}
+
+func newSandboxEnv(t *testing.T, policyText string) *sandboxEnv {
+	t.Helper()
+	requireSandbox(t)
+	// Not under /tmp: /tmp is a writable root, and the fake home must be
+	// an ordinary, unwritable place.
+	root, err := os.MkdirTemp("/var/tmp", "ue-escape-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	root, _ = filepath.EvalSymlinks(root)
+	home := filepath.Join(root, "home")
+	ws := filepath.Join(root, "ws")
+	for _, d := range []string{home + "/.ssh", home + "/.aws", ws + "/a", ws + "/b", ws + "/private"} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(home+"/.ssh/id_rsa", []byte("FAKE-PRIVATE-KEY"), 0o600)
+	os.WriteFile(home+"/.aws/credentials", []byte("FAKE-AWS-SECRET"), 0o600)
+	os.WriteFile(home+"/notes.txt", []byte("home file"), 0o644)
+	os.WriteFile(ws+"/a/file.txt", []byte("data"), 0o644)
+	os.WriteFile(ws+"/private/token.txt", []byte("FAKE-WORKSPACE-SECRET"), 0o600)
+	policyText = strings.ReplaceAll(policyText, "%WS%", ws)
+	git := exec.Command("git", "init", "-q", ws)
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	os.Symlink("/etc", ws+"/etc-link")
+	args := []string{}
+	if policyText != "" {
+		pf := filepath.Join(root, "policy.toml")
+		os.WriteFile(pf, []byte(policyText), 0o644)
+		args = append(args, "--policy", pf)
+	}
+	s := startServer(t, serverOpts{args: args, workspace: ws, env: []string{"HOME=" + home, "UE_CANARY_TOKEN=canary-4242", "GIT_CONFIG_NOSYSTEM=1"}})
+	return &sandboxEnv{server: s, home: home, ws: ws, py: python(t)}
+}
+
+// run executes cmd and returns its exit code and output.
+func (e *sandboxEnv) run(t *testing.T, cmd string) (int, string) {
+	t.Helper()
+	text, isErr, res := e.call("exec_command", map[string]any{"cmd": cmd, "login": false, "yield_time_ms": 20000})
+	if isErr {
+		t.Fatalf("exec_command %q: %s", cmd, text)
+	}
+	st := structured(t, res)
+	code, ok := st["exit_code"].(float64)
+	if !ok {
+		t.Fatalf("%q did not finish: %s", cmd, text)
+	}
+	return int(code), output(text)
+}
+
+func TestEscapeWorkspaceWrite(t *testing.T) {
+	e := newSandboxEnv(t, "[sandbox]\ndeny_read = [\"~/.ssh\", \"~/.aws\", \"%WS%/private\"]\n")
+	refused := []struct{ name, cmd string }{
+		{"write /etc", "echo x > /etc/ue-escape"},
+		{"write /usr", "touch /usr/ue-escape"},
+		{"write $HOME", "touch $HOME/ue-escape"},
+		{"symlink to /etc", "echo x > etc-link/ue-escape"},
+		{"nested shells", "bash -c 'bash -c \"touch /etc/ue-escape\"'"},
+		{"git hook", "mkdir -p .git/hooks && echo 'echo pwned' > .git/hooks/pre-commit"},
+		{"git config", "echo '[core]' >> .git/config"},
+		{"remove .git", "rm -rf .git"},
+		{"rename .git", "mv .git git-moved"},
+		{"read ssh key", "cat $HOME/.ssh/id_rsa"},
+		{"read aws", "cat $HOME/.aws/credentials"},
+		{"list ssh dir", "ls $HOME/.ssh"},
+		{"read secret inside the workspace", "cat private/token.txt"},
+	}
+	for _, c := range refused {
+		t.Run("refused/"+c.name, func(t *testing.T) {
+			code, out := e.run(t, c.cmd)
+			if code == 0 || strings.Contains(out, "FAKE-") {
+				t.Fatalf("%q succeeded (exit %d): %s", c.cmd, code, out)
+			}
+		})
+	}
+	for _, p := range []string{"/etc/ue-escape", "/usr/ue-escape", e.home + "/ue-escape", e.ws + "/.git/hooks/pre-commit"} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was created", p)
+			os.Remove(p)
+		}
+	}
+	if _, err := os.Stat(e.ws + "/.git/HEAD"); err != nil {
+		t.Errorf(".git damaged: %v", err)
+	}
+	allowed := []struct{ name, cmd, want string }{
+		{"workspace write", "echo ok > new.txt && cat new.txt", "ok"},
+		{"rename across folders", "mv a/file.txt b/moved.txt && cat b/moved.txt", "data"},
+		{"hard link across folders", "echo l > a/l.txt && ln a/l.txt b/l2.txt && cat b/l2.txt", "l"},
+		{"tmp", "f=$(mktemp /tmp/ue.XXXX) && echo t > $f && cat $f && rm $f", "t"},
+		{"dev shm", "echo s > /dev/shm/ue-test-$$ && cat /dev/shm/ue-test-$$ && rm /dev/shm/ue-test-$$", "s"},
+		{"dev null", "echo x > /dev/null && echo fine", "fine"},
+		{"git status", "git status --short && echo git-ok", "git-ok"},
+		{"read etc", "cat /etc/hostname >/dev/null && echo read-ok", "read-ok"},
+		{"read home file", "cat $HOME/notes.txt", "home file"},
+		{"no_new_privs and seccomp", "grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status | tr -d '\\t '", "NoNewPrivs:1\nSeccomp:2"},
+	}
+	for _, c := range allowed {
+		t.Run("allowed/"+c.name, func(t *testing.T) {
+			code, out := e.run(t, c.cmd)
+			if code != 0 || !strings.Contains(out, c.want) {
+				t.Fatalf("%q: exit %d, output %q (want %q)", c.cmd, code, out, c.want)
+			}
+		})
+	}
+}
+
+func TestEscapeReadOnly(t *testing.T) {
+	e := newSandboxEnv(t, "[sandbox]\nmode = \"read-only\"\n")
+	for _, cmd := range []string{"touch new.txt", "echo x > a/file.txt", "mkdir d", "rm a/file.txt", "touch /tmp/ue-ro-escape"} {
+		if code, out := e.run(t, cmd); code == 0 {
+			t.Errorf("%q succeeded in read-only mode: %s", cmd, out)
+		}
+	}
+	if code, out := e.run(t, "cat a/file.txt"); code != 0 || out != "data" {
+		t.Fatalf("read in read-only mode: %d %q", code, out)
+	}
+}
+
+func TestEscapeNetwork(t *testing.T) {
+	e := newSandboxEnv(t, "")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	udp, _ := net.ListenPacket("udp", "127.0.0.1:0")
+	defer udp.Close()
+	uport := udp.LocalAddr().(*net.UDPAddr).Port
+	n := 0
+	py := func(code string) string {
+		n++
+		f := fmt.Sprintf("script%d.py", n)
+		os.WriteFile(filepath.Join(e.ws, f), []byte(code), 0o644)
+		return e.py + " " + f
+	}
+	eperm := `
+import errno, socket, sys
+try:
+    %s
+except OSError as e:
+    print("errno", e.errno); sys.exit(0 if e.errno == errno.EPERM else 3)
+print("CONNECTED"); sys.exit(4)`
+	refused := map[string]string{
+		"tcp loopback": fmt.Sprintf("socket.create_connection(('127.0.0.1', %d), timeout=3)", port),
+		"udp loopback": fmt.Sprintf("socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', %d))", uport),
+		"inet6":        "socket.socket(socket.AF_INET6, socket.SOCK_STREAM)",
+		"netlink":      "socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)",
+		"raw":          "socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)",
+		"packet":       "socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)",
+	}
+	for name, stmt := range refused {
+		t.Run("refused/"+name, func(t *testing.T) {
+			code, out := e.run(t, py(fmt.Sprintf(eperm, stmt)))
+			if code != 0 || !strings.Contains(out, "errno 1") {
+				t.Fatalf("%s: exit %d: %s", name, code, out)
+			}
+		})
+	}
+	allowed := map[string]string{
+		"socketpair":   "import socket; a, b = socket.socketpair(); a.send(b'hi'); print(b.recv(2).decode())",
+		"unix socket":  "import socket, os; s = socket.socket(socket.AF_UNIX); s.bind('u.sock'); s.listen(); c = socket.socket(socket.AF_UNIX); c.connect('u.sock'); c.send(b'hi'); print(s.accept()[0].recv(2).decode())",
+		"asyncio":      "import asyncio\nasync def f():\n    return 'hi'\nprint(asyncio.run(f()))",
+		"unix sendmsg": "import socket; a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); a.sendmsg([b'hi']); print(b.recv(2).decode())",
+	}
+	for name, code := range allowed {
+		t.Run("allowed/"+name, func(t *testing.T) {
+			c, out := e.run(t, "rm -f u.sock; "+py(code))
+			if c != 0 || !strings.Contains(out, "hi") {
+				t.Fatalf("%s: exit %d: %s", name, c, out)
+			}
+		})
+	}
+}
+
+func TestEscapeProcesses(t *testing.T) {
+	e := newSandboxEnv(t, "")
+	pid := e.cmd.Process.Pid
+	cases := map[string]string{
+		"signal the server":  fmt.Sprintf("kill -0 %d", pid),
+		"server environ":     fmt.Sprintf("cat /proc/%d/environ", pid),
+		"any canary environ": "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep canary-4242",
+		"ptrace":             e.py + ` -c "import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); r = libc.ptrace(0, 0, 0, 0); sys.exit(0 if r == 0 else 1)"`,
+		"strace":             "strace -f true",
+		"io_uring":           e.py + ` -c "import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); p = ctypes.create_string_buffer(120); r = libc.syscall(425, 8, p); sys.exit(0 if r >= 0 else 1)"`,
+		"process_vm_readv":   e.py + ` -c "import ctypes, sys, os; libc = ctypes.CDLL(None, use_errno=True); r = libc.syscall(310, os.getppid(), 0, 0, 0, 0, 0); sys.exit(0 if ctypes.get_errno() != 1 else 1)"`,
+	}
+	for name, cmd := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, out := e.run(t, cmd)
+			if code == 0 || strings.Contains(out, "canary-4242") {
+				t.Fatalf("%s succeeded: exit %d: %s", name, code, out)
+			}
+		})
+	}
+	if code, out := e.run(t, "echo $UE_CANARY_TOKEN; env | grep -c canary-4242"); code == 0 || strings.Contains(out, "canary-4242") {
+		t.Fatalf("the canary reached the command's environment: %s", out)
+	}
+}
+
+func TestEscapeTerminals(t *testing.T) {
+	e := newSandboxEnv(t, "")
+	cases := []struct{ name, cmd, want string }{
+		{"stty", "stty size </dev/tty", "24 80"},
+		{"script", "script -qc tty /dev/null", "/dev/pts/"},
+		{"openpty", e.py + ` -c "import pty, os; m, s = pty.openpty(); os.write(s, b'via-pty\n'); print(os.read(m, 100).decode().strip())"`, "via-pty"},
+		{"tty", "tty", "/dev/pts/"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text, isErr, _ := e.call("exec_command", map[string]any{"cmd": c.cmd, "login": false, "tty": true, "yield_time_ms": 10000})
+			if isErr || !strings.Contains(text, "exited with code 0") || !strings.Contains(output(text), c.want) {
+				t.Fatalf("%s: %s", c.name, text)
+			}
+		})
+	}
+}

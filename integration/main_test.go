@@ -49,6 +49,7 @@ type serverOpts struct {
 	env       []string
 	workspace string
 	client    *mcp.ClientOptions
+	protocol  string // "" = the SDK's latest
 }
 
 func startServer(t *testing.T, o serverOpts) *server {
@@ -65,7 +66,11 @@ func startServer(t *testing.T, o serverOpts) *server {
 	client := mcp.NewClient(&mcp.Implementation{Name: "integration", Version: "1"}, o.client)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	var copts *mcp.ClientSessionOptions
+	if o.protocol != "" {
+		copts = &mcp.ClientSessionOptions{ProtocolVersion: o.protocol}
+	}
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, copts)
 	if err != nil {
 		t.Fatalf("connect: %v (stderr: %s)", err, stderr.String())
 	}

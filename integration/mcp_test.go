@@ -236,4 +236,3 @@ func startServerProto(t *testing.T, o serverOpts, protocol string) *server {
 	o.protocol = protocol
 	return startServer(t, o)
 }
-

@@ -32,3 +32,6 @@ func runHelper(Apply) int {
 func reapOrphans([]int) {}
 
 func sessionZombies(int) []int { return nil }
+
+// WaitingForInput is false: only Linux exposes what a process waits on.
+func (p *Process) WaitingForInput() bool { return false }

@@ -72,6 +72,8 @@ type Process struct {
 	// status is the read end of the helper's status pipe, or nil.
 	status *os.File
 	marker string
+	// ttyName is the terminal's slave device, e.g. /dev/pts/3.
+	ttyName string
 
 	exited  chan struct{} // closed when the leader has been reaped
 	pumpEnd chan struct{} // closed when the pump saw EOF/EIO
@@ -161,6 +163,7 @@ func (p *Process) start() error {
 			return err
 		}
 		p.input, p.output = nb, nb
+		p.ttyName = tty.Name()
 		slave = tty
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 		cmd.SysProcAttr.Setctty = true

@@ -324,13 +324,58 @@ func (m *Manager) window(ctx context.Context, s *session, started time.Time, yie
 	}
 	timer := time.NewTimer(time.Until(started.Add(yield)))
 	defer timer.Stop()
-	select {
-	case <-s.proc.Done():
-	case <-timer.C:
-	case <-ctx.Done():
+	// In a terminal, poll for "waiting for input": the window then ends
+	// as soon as the program sits at its prompt.
+	var tick <-chan time.Time
+	if s.tty {
+		t := time.NewTicker(inputPoll)
+		defer t.Stop()
+		tick = t.C
 	}
-	return s.respond(started, maxTokens)
+	s.mu.Lock()
+	baseline := s.received
+	s.mu.Unlock()
+	waiting := false
+loop:
+	for {
+		select {
+		case <-s.proc.Done():
+			break loop
+		case <-timer.C:
+			break loop
+		case <-ctx.Done():
+			break loop
+		case <-tick:
+			s.mu.Lock()
+			got, last := s.received-baseline, s.lastOutput
+			s.mu.Unlock()
+			if (got == 0 && time.Since(started) < idlePrompt) || time.Since(last) < settle {
+				continue
+			}
+			if s.proc.WaitingForInput() {
+				waiting = true
+				break loop
+			}
+		}
+	}
+	r := s.respond(started, maxTokens)
+	if waiting && r.ExitCode == nil {
+		r.Notes = append(r.Notes, WaitingNote)
+	}
+	return r
 }
+
+// WaitingNote follows the session line when a window ended early because
+// the program is waiting for terminal input.
+const WaitingNote = "Process is waiting for input"
+
+// Early return in a terminal: poll every inputPoll; output must have
+// settled for settle; a program that printed nothing is given idlePrompt.
+const (
+	inputPoll  = 3 * time.Millisecond
+	settle     = 8 * time.Millisecond
+	idlePrompt = 60 * time.Millisecond
+)
 
 func yieldOf(d, def time.Duration) time.Duration {
 	if d == 0 {

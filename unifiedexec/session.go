@@ -34,11 +34,15 @@ type session struct {
 	exitReported bool
 	exitCode     int
 	observer     func([]byte) // the current call's, if any
+	received     int64        // bytes received from the process
+	lastOutput   time.Time    // when the last bytes arrived
 }
 
 // Write is the process's output sink (called by the pump goroutine).
 func (s *session) Write(p []byte) (int, error) {
 	s.mu.Lock()
+	s.received += int64(len(p))
+	s.lastOutput = time.Now()
 	s.clean.Write(p)
 	s.mu.Unlock()
 	return len(p), nil

@@ -1,0 +1,131 @@
+package ptyrun
+
+import (
+	"encoding/binary"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// WaitingForInput reports whether the terminal's foreground process is
+// blocked reading the terminal — in read(2) on it, or in poll/select with
+// it among the descriptors it waits on — and no input is pending for it.
+// A program that merely sleeps, computes or waits on the network is not
+// waiting for input. Always false for pipe sessions.
+func (p *Process) WaitingForInput() bool {
+	if p.input == nil || p.ttyName == "" {
+		return false
+	}
+	// Not Fd(): it would put the master back into blocking mode.
+	rc, err := p.input.SyscallConn()
+	if err != nil {
+		return false
+	}
+	pgid := 0
+	rc.Control(func(fd uintptr) { pgid, err = unix.IoctlGetInt(int(fd), unix.TIOCGPGRP) })
+	if err != nil || pgid <= 0 {
+		return false
+	}
+	if pendingInput(p.ttyName) {
+		return false
+	}
+	return blockedOnTTY(pgid, p.ttyName)
+}
+
+// pendingInput reports whether the terminal holds input its reader has
+// not consumed yet.
+func pendingInput(tty string) bool {
+	fd, err := unix.Open(tty, unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return true // cannot tell: assume busy
+	}
+	defer unix.Close(fd)
+	n, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
+	return err != nil || n > 0
+}
+
+// syscall numbers of the calls that wait on a terminal.
+type waitCalls struct{ read, poll, ppoll, sel, pselect int }
+
+func (w waitCalls) valid() bool { return w.read >= 0 }
+
+var calls = func() waitCalls {
+	switch runtime.GOARCH {
+	case "amd64":
+		return waitCalls{read: 0, poll: 7, ppoll: 271, sel: 23, pselect: 270}
+	case "arm64":
+		return waitCalls{read: 63, poll: -1, ppoll: 73, sel: -1, pselect: 72}
+	}
+	return waitCalls{read: -1}
+}()
+
+func blockedOnTTY(pid int, tty string) bool {
+	if !calls.valid() {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 4 || f[0] == "running" {
+		return false
+	}
+	nr, err := strconv.Atoi(f[0])
+	if err != nil {
+		return false
+	}
+	arg := func(i int) uint64 {
+		v, _ := strconv.ParseUint(strings.TrimPrefix(f[1+i], "0x"), 16, 64)
+		return v
+	}
+	isTTY := func(fd int) bool {
+		target, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(fd))
+		return err == nil && target == tty
+	}
+	switch nr {
+	case calls.read:
+		return isTTY(int(arg(0)))
+	case calls.poll, calls.ppoll:
+		n := min(int(arg(1)), 64)
+		buf := make([]byte, 8*n)
+		if !readMem(pid, arg(0), buf) {
+			return false
+		}
+		for i := 0; i < n; i++ {
+			fd := int(int32(binary.LittleEndian.Uint32(buf[8*i:])))
+			events := binary.LittleEndian.Uint16(buf[8*i+4:])
+			if fd >= 0 && events&unix.POLLIN != 0 && isTTY(fd) {
+				return true
+			}
+		}
+	case calls.sel, calls.pselect:
+		nfds := min(int(arg(0)), 1024)
+		if arg(1) == 0 || nfds == 0 {
+			return false
+		}
+		buf := make([]byte, (nfds+7)/8)
+		if !readMem(pid, arg(1), buf) {
+			return false
+		}
+		for fd := 0; fd < nfds; fd++ {
+			if buf[fd/8]&(1<<(fd%8)) != 0 && isTTY(fd) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func readMem(pid int, addr uint64, buf []byte) bool {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/mem")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	n, err := f.ReadAt(buf, int64(addr))
+	return err == nil && n == len(buf)
+}

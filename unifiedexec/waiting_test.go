@@ -1,0 +1,58 @@
+//go:build linux
+
+package unifiedexec
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWaitingForInput: a REPL's turn ends at its prompt, long before the
+// yield deadline, and says so; a quiet program is not cut short.
+func TestWaitingForInput(t *testing.T) {
+	m := newManager(t, Config{})
+	r := exec1(t, m, ExecRequest{Cmd: "python3 -i -q", TTY: true, Yield: 20 * time.Second})
+	if r.SessionID == 0 || r.WallTime > 10*time.Second || !slices.Contains(r.Notes, WaitingNote) {
+		t.Fatalf("first prompt: %+v", r)
+	}
+	w, err := m.Write(context.Background(), WriteRequest{SessionID: r.SessionID, Chars: "print(1+1)\n", Yield: 20 * time.Second})
+	if err != nil || !strings.Contains(w.Output, "2\n") || !slices.Contains(w.Notes, WaitingNote) || w.WallTime > 10*time.Second {
+		t.Fatalf("turn: %v %+v", err, w)
+	}
+	// A slow computation is not a prompt.
+	w, err = m.Write(context.Background(), WriteRequest{SessionID: r.SessionID, Chars: "import time; time.sleep(0.6); print('slept')\n", Yield: 20 * time.Second})
+	if err != nil || !strings.Contains(w.Output, "slept") {
+		t.Fatalf("returned before the computation ended: %v %+v", err, w)
+	}
+	// A quiet program in a terminal runs its whole window.
+	q := exec1(t, m, ExecRequest{Cmd: "sleep 5", TTY: true, Yield: 700 * time.Millisecond})
+	if q.WallTime < 650*time.Millisecond || slices.Contains(q.Notes, WaitingNote) {
+		t.Fatalf("quiet program cut short: %+v", q)
+	}
+}
+
+// BenchmarkInteractiveTurn: write_stdin("print(1+1)\n") to python3 -i;
+// reports the median turn.
+func BenchmarkInteractiveTurn(b *testing.B) {
+	m := New(Config{Workspace: b.TempDir()})
+	defer m.Close()
+	r, err := m.Exec(context.Background(), ExecRequest{Cmd: "python3 -i -q", TTY: true, Login: noLogin, Yield: 10 * time.Second})
+	if err != nil || r.SessionID == 0 {
+		b.Fatal(err, r)
+	}
+	var turns []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		w, err := m.Write(context.Background(), WriteRequest{SessionID: r.SessionID, Chars: "print(1+1)\n", Yield: 10 * time.Second})
+		if err != nil || !strings.Contains(w.Output, "2") {
+			b.Fatal(err, w)
+		}
+		turns = append(turns, time.Since(start))
+	}
+	sort.Slice(turns, func(i, j int) bool { return turns[i] < turns[j] })
+	b.ReportMetric(float64(turns[len(turns)/2].Microseconds())/1000, "median-ms")
+}

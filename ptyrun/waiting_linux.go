@@ -95,13 +95,21 @@ func blockedOnTTY(pid int, tty string) bool {
 		if !readMem(pid, arg(0), buf) {
 			return false
 		}
+		// Only the terminal: a program that also waits on something
+		// else (script, ssh, a server) is not just waiting for input.
+		found := false
 		for i := 0; i < n; i++ {
 			fd := int(int32(binary.LittleEndian.Uint32(buf[8*i:])))
 			events := binary.LittleEndian.Uint16(buf[8*i+4:])
-			if fd >= 0 && events&unix.POLLIN != 0 && isTTY(fd) {
-				return true
+			if fd < 0 || events&unix.POLLIN == 0 {
+				continue
 			}
+			if !isTTY(fd) {
+				return false
+			}
+			found = true
 		}
+		return found
 	case calls.sel, calls.pselect:
 		nfds := min(int(arg(0)), 1024)
 		if arg(1) == 0 || nfds == 0 {
@@ -111,11 +119,16 @@ func blockedOnTTY(pid int, tty string) bool {
 		if !readMem(pid, arg(1), buf) {
 			return false
 		}
+		found := false
 		for fd := 0; fd < nfds; fd++ {
-			if buf[fd/8]&(1<<(fd%8)) != 0 && isTTY(fd) {
-				return true
+			if buf[fd/8]&(1<<(fd%8)) != 0 {
+				if !isTTY(fd) {
+					return false
+				}
+				found = true
 			}
 		}
+		return found
 	}
 	return false
 }

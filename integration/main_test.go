@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 
 // server is a running unified-exec MCP server and a client session to it.
 type server struct {
-	t       *testing.T
+	t       testing.TB
 	cmd     *exec.Cmd
 	session *mcp.ClientSession
 	stderr  *strings.Builder
@@ -52,7 +52,7 @@ type serverOpts struct {
 	protocol  string // "" = the SDK's latest
 }
 
-func startServer(t *testing.T, o serverOpts) *server {
+func startServer(t testing.TB, o serverOpts) *server {
 	t.Helper()
 	ws := o.workspace
 	if ws == "" {

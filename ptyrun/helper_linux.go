@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -145,9 +146,15 @@ func mountProc() error {
 // signals to everything in the namespace, reaps every process, and exits
 // with the command's status once the command is gone — which ends every
 // process still in the namespace.
+//
+// Everything happens on one locked OS thread: Landlock (ABI < 8) is
+// applied thread by thread, each thread getting its own domain, and a
+// scoped domain may only signal its own descendants — so the thread that
+// forks the command must be the one that forwards signals to it.
 func runInit(path string, h helperHeader, env []string, status *os.File) int {
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+	runtime.LockOSThread()
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
 	attr := &syscall.SysProcAttr{Setpgid: true}
 	if h.TTY {
 		attr.Foreground = true
@@ -163,32 +170,32 @@ func runInit(path string, h helperHeader, env []string, status *os.File) int {
 		fmt.Fprintln(status, "error 126")
 		return 126
 	}
-	go func() {
-		// Owner: the helper; it ends with the process.
-		for s := range sigs {
-			syscall.Kill(-1, s.(syscall.Signal))
-		}
-	}()
 	for {
-		var ws syscall.WaitStatus
-		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
-		if err == syscall.EINTR {
-			continue
+		// Reap whatever has exited; stop when the command has.
+		for {
+			var ws syscall.WaitStatus
+			wpid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil || wpid <= 0 {
+				break
+			}
+			if wpid != pid {
+				continue
+			}
+			switch {
+			case ws.Signaled():
+				fmt.Fprintf(status, "signal %d\n", int(ws.Signal()))
+				return 128 + int(ws.Signal())
+			case ws.Exited():
+				fmt.Fprintf(status, "exit %d\n", ws.ExitStatus())
+				return ws.ExitStatus()
+			}
 		}
-		if err != nil {
-			fmt.Fprintln(status, "error 125")
-			return 125
-		}
-		if wpid != pid {
-			continue
-		}
-		switch {
-		case ws.Signaled():
-			fmt.Fprintf(status, "signal %d\n", int(ws.Signal()))
-			return 128 + int(ws.Signal())
-		case ws.Exited():
-			fmt.Fprintf(status, "exit %d\n", ws.ExitStatus())
-			return ws.ExitStatus()
+		s := <-sigs
+		if s != syscall.SIGCHLD {
+			syscall.Kill(-1, s.(syscall.Signal))
 		}
 	}
 }

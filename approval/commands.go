@@ -56,9 +56,28 @@ func (p *Parsed) add(argv []string, depth int) {
 	}
 	p.Commands = append(p.Commands, argv)
 	name := filepath.Base(argv[0])
+	if slices.Contains(shells, name) {
+		p.opaque("%s runs a script from a file or its input, which cannot be read in advance", name)
+		return
+	}
 	switch name {
 	case "eval", "source", ".":
 		p.opaque("%s runs code that cannot be read in advance", name)
+	case "watch", "su", "runuser":
+		// These run their command through a shell: judge it as a script.
+		if script, ok := wrappedScript(name, argv[1:]); ok {
+			p.script(script, depth+1)
+		} else if name == "watch" {
+			if inner := wrapped(name, argv[1:]); len(inner) > 0 {
+				p.add(inner, depth+1)
+			}
+		}
+	case "flock":
+		if script, ok := wrappedScript(name, argv[1:]); ok {
+			p.script(script, depth+1)
+		} else if inner := wrapped(name, argv[1:]); len(inner) > 0 {
+			p.add(inner, depth+1)
+		}
 	case "find":
 		for i, a := range argv {
 			if a == "-exec" || a == "-execdir" || a == "-ok" || a == "-okdir" {
@@ -72,50 +91,107 @@ func (p *Parsed) add(argv []string, depth int) {
 				p.add(inner, depth+1)
 			}
 		}
-	case "exec", "command", "builtin", "nohup", "time", "nice", "ionice", "stdbuf", "setsid", "chroot", "timeout", "env", "xargs", "sudo", "doas", "su", "watch", "parallel", "flock":
+	case "exec", "command", "builtin", "nohup", "time", "nice", "ionice", "stdbuf", "setsid", "chroot", "timeout", "env", "xargs", "sudo", "doas", "parallel", "unshare", "nsenter", "strace", "ltrace", "taskset", "chrt", "caffeinate":
 		if inner := wrapped(name, argv[1:]); len(inner) > 0 {
 			p.add(inner, depth+1)
 		}
 	}
 }
 
-// wrapped returns the command a wrapper runs, skipping its own options.
-func wrapped(name string, args []string) []string {
+// valueOpts are, per wrapper, the short options that take a value as the
+// next word (long options are taken as --name=value or as flags).
+var valueOpts = map[string]string{
+	"env":     "uCS",
+	"timeout": "sk",
+	"nice":    "n",
+	"ionice":  "cnp",
+	"stdbuf":  "ioe",
+	"xargs":   "adEILnPs",
+	"sudo":    "ugChpPrtUTDR",
+	"doas":    "uC",
+	"time":    "fo",
+	"exec":    "a",
+	"watch":   "nd",
+	"flock":   "wEc",
+	"su":      "csgG",
+	"runuser": "csgGu",
+	"unshare": "S",
+	"nsenter": "tSGwr",
+	"strace":  "eoOpPsuabEIS",
+	"ltrace":  "eoplnsuaAD",
+	"taskset": "",
+	"chrt":    "",
+}
+
+// skipOpts returns the index of the first word after a wrapper's options.
+func skipOpts(name string, args []string) int {
+	vals := valueOpts[name]
 	i := 0
+	for i < len(args) {
+		a := args[i]
+		if a == "--" {
+			return i + 1
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return i
+		}
+		i++
+		if strings.HasPrefix(a, "--") {
+			continue
+		}
+		// A cluster such as -in1: the first option letter that takes a
+		// value ends the cluster; its value is the rest or the next word.
+		for j := 1; j < len(a); j++ {
+			if strings.IndexByte(vals, a[j]) >= 0 {
+				if j == len(a)-1 {
+					i++ // the value is the next word
+				}
+				break
+			}
+		}
+	}
+	return i
+}
+
+// wrapped returns the command a wrapper runs, skipping its own options
+// and operands.
+func wrapped(name string, args []string) []string {
+	i := skipOpts(name, args)
 	switch name {
 	case "env":
-		for i < len(args) && (strings.HasPrefix(args[i], "-") || strings.Contains(args[i], "=")) {
-			if args[i] == "-u" || args[i] == "-C" || args[i] == "-S" {
-				i++
+		// env -S "cmd args" splits a string into the command.
+		for j := 0; j < i && j < len(args); j++ {
+			a := args[j]
+			split := ""
+			switch {
+			case a == "-S" && j+1 < len(args):
+				split = args[j+1]
+			case strings.HasPrefix(a, "--split-string="):
+				split = strings.TrimPrefix(a, "--split-string=")
+			case strings.HasPrefix(a, "-S") && len(a) > 2:
+				split = a[2:]
 			}
-			i++
+			if split != "" {
+				return append(strings.Fields(split), args[i:]...)
+			}
+		}
+		for i < len(args) && strings.Contains(args[i], "=") {
+			i++ // NAME=value
 		}
 	case "timeout":
-		for i < len(args) && strings.HasPrefix(args[i], "-") {
-			if args[i] == "-s" || args[i] == "-k" {
-				i++
-			}
-			i++
-		}
 		i++ // the duration
-	case "nice", "ionice":
-		for i < len(args) && strings.HasPrefix(args[i], "-") {
-			if args[i] == "-n" || args[i] == "-c" {
-				i++
-			}
-			i++
-		}
-	case "xargs", "sudo", "doas", "stdbuf", "watch", "parallel", "flock", "setsid", "nohup", "time", "command", "builtin", "exec":
-		for i < len(args) && strings.HasPrefix(args[i], "-") {
-			i++
-		}
-		if name == "flock" {
-			i++ // the lock file
-		}
-	case "su":
-		return nil
+	case "flock":
+		i++ // the lock file
 	case "chroot":
-		i = 1
+		i++ // the new root
+	case "taskset":
+		i++ // the mask
+	case "chrt":
+		i++ // the priority
+	case "ionice":
+		if slices.ContainsFunc(args[:i], func(a string) bool { return strings.HasPrefix(a, "-p") }) {
+			return nil // ionice -p PID changes a running process
+		}
 	}
 	if i >= len(args) {
 		return nil
@@ -123,18 +199,67 @@ func wrapped(name string, args []string) []string {
 	return args[i:]
 }
 
-// shellScript recognizes [shell, (-l) -c|-lc|-cl, SCRIPT, ...].
+// wrappedScript returns the script of a wrapper that runs a shell
+// command string: su -c, runuser -c, flock -c, and watch (which joins its
+// words into one sh -c string unless given -x).
+func wrappedScript(name string, args []string) (string, bool) {
+	n := skipOpts(name, args)
+	end := n // watch: only its own options
+	switch name {
+	case "flock":
+		end = n + 2 // flock [options] FILE -c COMMAND
+	case "su", "runuser":
+		end = len(args) // su [options] [-] [USER [ARGS...]]: ARGS go to the shell
+	}
+	for j := 0; j < end && j < len(args); j++ {
+		a := args[j]
+		switch {
+		case (a == "-c" || a == "--command") && j+1 < len(args) && name != "watch":
+			return args[j+1], true
+		case strings.HasPrefix(a, "--command=") && name != "watch":
+			return strings.TrimPrefix(a, "--command="), true
+		case name == "watch" && (a == "-x" || a == "--exec"):
+			return "", false
+		}
+	}
+	if name == "watch" && n < len(args) {
+		return strings.Join(args[n:], " "), true
+	}
+	return "", false
+}
+
+// shellScript recognizes a shell given a script: [shell, OPTIONS..., -c,
+// OPTIONS..., SCRIPT, ARGS...] with -c alone or in a cluster (-lc, -ec),
+// long options (--login, --norc, --rcfile FILE) and -o/-O OPTION anywhere
+// before the script, as bash reads them.
 func shellScript(argv []string) (string, bool) {
 	if len(argv) < 3 || !slices.Contains(shells, filepath.Base(argv[0])) {
 		return "", false
 	}
-	for i := 1; i < len(argv)-1; i++ {
+	sawC := false
+	for i := 1; i < len(argv); i++ {
 		a := argv[i]
-		if !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "--") {
+		switch {
+		case a == "--" || a == "-":
+			if sawC && i+1 < len(argv) {
+				return argv[i+1], true
+			}
 			return "", false
-		}
-		if strings.Contains(a, "c") {
-			return argv[i+1], true
+		case a == "--rcfile" || a == "--init-file":
+			i++
+		case strings.HasPrefix(a, "--"):
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			if strings.IndexByte(a[1:], 'c') >= 0 && a[0] == '-' {
+				sawC = true
+			}
+			if strings.ContainsAny(a[1:], "oO") {
+				i++ // -o pipefail, -O extglob
+			}
+		default:
+			if sawC {
+				return a, true
+			}
+			return "", false
 		}
 	}
 	return "", false
@@ -153,13 +278,25 @@ func (p *Parsed) script(src string, depth int) {
 			p.opaque("command substitution $(...) runs a command whose output cannot be known")
 		case *syntax.ProcSubst:
 			p.opaque("process substitution <(...) runs commands inside arguments")
-		case *syntax.ArithmExp:
-			p.opaque("arithmetic expansion")
+		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause:
+			// Arithmetic evaluates array subscripts, which can run
+			// commands hidden in variables.
+			p.opaque("arithmetic evaluation")
+		case *syntax.ParamExp:
+			p.opaque("expands a variable ($%s), whose value is known only when it runs", n.Param.Value)
+		case *syntax.DeclClause:
+			p.opaque("%s sets variables, which can change what later commands do", n.Variant.Value)
+			p.Commands = append(p.Commands, []string{n.Variant.Value})
+		case *syntax.CoprocClause:
+			p.opaque("coproc runs a command in the background")
 		case *syntax.FuncDecl:
 			p.opaque("defines a function %q", n.Name.Value)
 		case *syntax.Stmt:
 			p.redirects(n)
 		case *syntax.CallExpr:
+			if len(n.Assigns) > 0 {
+				p.opaque("sets %s=..., which can change what commands run and how (PATH, LD_PRELOAD, GIT_*)", n.Assigns[0].Name.Value)
+			}
 			if len(n.Args) == 0 {
 				return true // assignments only
 			}
@@ -181,14 +318,8 @@ func (p *Parsed) script(src string, depth int) {
 				}
 				argv[i] = lit
 			}
-			if len(n.Assigns) > 0 {
-				for _, a := range n.Assigns {
-					if a.Value != nil {
-						if _, ok := wordLit(a.Value); !ok {
-							p.opaque("an environment assignment is computed")
-						}
-					}
-				}
+			if unquotedMeta(n.Args[0]) {
+				p.opaque("the command name %s is a pattern (glob or brace expansion)", argv[0])
 			}
 			p.add(argv, depth)
 		}
@@ -214,13 +345,57 @@ func (p *Parsed) redirects(st *syntax.Stmt) {
 			}
 		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
 			if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
-				name, _ := wordLit(call.Args[0])
-				if slices.Contains(interpreters, filepath.Base(name)) {
+				argv := make([]string, len(call.Args))
+				for i, w := range call.Args {
+					argv[i], _ = wordLit(w)
+				}
+				if name := runs(argv); slices.Contains(interpreters, name) {
 					p.opaque("a here-document feeds a script to %s", name)
 				}
 			}
 		}
 	}
+}
+
+// runs returns the base name of the program argv finally runs, looking
+// through wrappers such as env, sudo and timeout.
+func runs(argv []string) string {
+	for range maxDepth {
+		if len(argv) == 0 {
+			return ""
+		}
+		name := filepath.Base(argv[0])
+		if _, ok := valueOpts[name]; !ok && name != "chroot" && name != "command" && name != "builtin" && name != "nohup" && name != "setsid" {
+			return name
+		}
+		argv = wrapped(name, argv[1:])
+	}
+	return ""
+}
+
+// unquotedMeta reports whether a word has an unquoted glob or brace
+// character, which the shell may expand into another word.
+func unquotedMeta(w *syntax.Word) bool {
+	for _, part := range w.Parts {
+		l, ok := part.(*syntax.Lit)
+		if !ok {
+			continue
+		}
+		v := l.Value
+		if strings.ContainsAny(v, "*?") {
+			return true
+		}
+		if i := strings.IndexByte(v, '['); i >= 0 && strings.IndexByte(v[i+1:], ']') >= 0 {
+			return true
+		}
+		if i := strings.IndexByte(v, '{'); i >= 0 {
+			rest := v[i+1:]
+			if j := strings.IndexByte(rest, '}'); j >= 0 && (strings.Contains(rest[:j], ",") || strings.Contains(rest[:j], "..")) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // wordLit returns the literal value of a word made of literals and
@@ -232,8 +407,8 @@ func wordLit(w *syntax.Word) (string, bool) {
 		case *syntax.Lit:
 			b.WriteString(unescape(x.Value))
 		case *syntax.SglQuoted:
-			if x.Dollar {
-				return "", false
+			if x.Dollar && strings.Contains(x.Value, `\`) {
+				return "", false // $'\x72m': escapes are not decoded
 			}
 			b.WriteString(x.Value)
 		case *syntax.DblQuoted:

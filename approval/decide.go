@@ -46,16 +46,19 @@ const (
 // Decision is the verdict with its reasons.
 type Decision struct {
 	Outcome Outcome
-	// By is who decided: rule, safe-list or mode.
+	// By is who decided: [ByRule], [BySafeList] or [ByMode]. (The
+	// orchestrator records [ByCache] and [ByUser] for what follows.)
 	By string
 	// Rule is the rule that decided, if one did.
 	Rule *policy.Rule
 	// Reason explains the verdict to people and to the model.
 	Reason string
-	// Sandbox is the mode the command runs in: the policy's, or the
-	// deciding rule's.
+	// Sandbox is the mode the command runs in (if it runs): the
+	// policy's, the deciding rule's sandbox, or danger-full-access for an
+	// escalation request.
 	Sandbox string
-	// Parsed is the command line taken apart.
+	// Parsed is the command line taken apart: the commands judged, and
+	// why the line cannot be judged statically, if it cannot.
 	Parsed Parsed
 }
 
@@ -86,21 +89,37 @@ func Match(r policy.Rule, argv []string) bool {
 	return true
 }
 
-// Decide judges a request against a policy. It is pure: no I/O.
+// Decide judges a request against a policy. It is pure: no I/O, no
+// state; the same request and policy always give the same decision.
 //
-//   - Every command of the line is matched against the rules; the
-//     strictest matching decision wins (forbid > prompt > allow). forbid is
-//     never askable.
-//   - prompt: a person is asked (under never: refused).
-//   - An escalation request (run without the sandbox) is always asked
-//     (under never: refused).
-//   - untrusted: a line whose every command is known-safe or allowed by a
-//     rule, and that can be judged statically, runs; anything else is asked.
-//   - on-failure, on-request, never: the line runs, in the sandbox.
+// In order:
+//
+//  1. An empty argv is forbidden.
+//  2. Every command of the line ([Parse]) is matched against the rules;
+//     the strictest matching decision wins (forbid > prompt > allow).
+//     forbid: [Forbidden], never askable, whatever the mode.
+//  3. prompt: [NeedsApproval] (under never: [Forbidden], saying that the
+//     approval mode is never). If the request also asks for escalation,
+//     the one question covers both and the sandbox is danger-full-access.
+//  4. An escalation request ([Request.Escalated]) is [NeedsApproval] in
+//     every mode but never, where it is refused; if approved it runs in
+//     danger-full-access.
+//  5. untrusted: a line that can be judged statically and whose every
+//     command is known-safe ([IsKnownSafe]) or matched by an allow rule is
+//     [Skip]; anything else is [NeedsApproval].
+//  6. on-failure, on-request and never: [Skip], in the sandbox. (Under
+//     on-failure the orchestrator asks again when the sandbox blocks it.)
+//
+// The sandbox of the decision is the policy's mode, or the deciding rule's
+// sandbox when it names one, or danger-full-access for an escalation.
 func Decide(req Request, p *policy.Policy) Decision {
 	parsed := Parse(req.Argv)
 	d := Decision{Parsed: parsed, Sandbox: p.Sandbox.Mode}
 	mode := p.Approval.Mode
+	if len(req.Argv) == 0 {
+		d.Outcome, d.By, d.Reason = Forbidden, ByMode, "empty command"
+		return d
+	}
 
 	var strictest *policy.Rule
 	allCovered := parsed.Opaque == ""
@@ -135,21 +154,24 @@ func Decide(req Request, p *policy.Policy) Decision {
 			return d
 		case policy.DecisionPrompt:
 			d.By, d.Rule = ByRule, strictest
-			if mode == policy.ApprovalNever {
-				return refuseUnderNever(ruleReason(strictest, "a rule asks for approval"))
+			why := ruleReason(strictest, "a rule asks for approval")
+			if req.Escalated {
+				// One question covers both: approving it runs the
+				// command without the sandbox, as asked.
+				d.Sandbox = policy.ModeDangerFullAccess
+				why += "; " + escalationReason(req)
 			}
-			d.Outcome = NeedsApproval
-			d.Reason = ruleReason(strictest, "a rule asks for approval")
+			if mode == policy.ApprovalNever {
+				return refuseUnderNever(why)
+			}
+			d.Outcome, d.Reason = NeedsApproval, why
 			return d
 		}
 	}
 	if req.Escalated {
 		d.By = ByMode
 		d.Sandbox = policy.ModeDangerFullAccess
-		why := "the command asks to run without the sandbox"
-		if req.Justification != "" {
-			why += ": " + req.Justification
-		}
+		why := escalationReason(req)
 		if mode == policy.ApprovalNever {
 			return refuseUnderNever(why)
 		}
@@ -194,6 +216,14 @@ func judged(p Parsed) [][]string {
 		out = append(out, c)
 	}
 	return out
+}
+
+func escalationReason(req Request) string {
+	why := "the command asks to run without the sandbox"
+	if req.Justification != "" {
+		why += ": " + req.Justification
+	}
+	return why
 }
 
 func ruleReason(r *policy.Rule, def string) string {

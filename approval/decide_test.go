@@ -141,6 +141,86 @@ func TestDecide(t *testing.T) {
 		{"escalation never", N, sh("touch /etc/x"), true, Forbidden, ByMode, policy.ModeDangerFullAccess, "approval mode is never"},
 		{"escalation untrusted safe", U, sh("ls"), true, NeedsApproval, ByMode, policy.ModeDangerFullAccess, ""},
 		{"escalation forbidden rule", R, sh("rm x"), true, Forbidden, ByRule, "", ""},
+		{"escalation with prompt rule", R, sh("git push"), true, NeedsApproval, ByRule, policy.ModeDangerFullAccess, "needs /etc"},
+		{"escalation with prompt rule never", N, sh("git push"), true, Forbidden, ByRule, "", "approval mode is never"},
+		{"escalation with allow rule asks", U, sh("make test"), true, NeedsApproval, ByMode, policy.ModeDangerFullAccess, ""},
+		// Variables and assignments.
+		{"PATH assignment prefix", U, sh("PATH=. ls"), false, NeedsApproval, ByMode, "", "PATH"},
+		{"PATH assignment statement", U, sh("PATH=.; ls"), false, NeedsApproval, ByMode, "", "PATH"},
+		{"export", U, sh("export PATH=. && ls"), false, NeedsApproval, ByMode, "", "export"},
+		{"assignment allowed to run sandboxed", R, sh("FOO=1 make build"), false, Skip, ByMode, "", ""},
+		{"variable argument", U, sh("echo $HOME"), false, NeedsApproval, ByMode, "", "computed"},
+		{"quoted dollar is literal", U, sh("echo '$HOME'"), false, Skip, BySafeList, "", ""},
+		{"arithmetic", U, sh("(( x = 1 + 2 ))"), false, NeedsApproval, ByMode, "", "arithmetic"},
+		{"glob command", U, sh("/bin/l? -la"), false, NeedsApproval, ByMode, "", "pattern"},
+		{"brace command", U, sh("{ls,-la}"), false, NeedsApproval, ByMode, "", "pattern"},
+		{"glob argument fine", U, sh("cat *.go"), false, Skip, BySafeList, "", ""},
+		{"test bracket is not a glob", U, sh("[ -f x ] && cat x"), false, Skip, BySafeList, "", ""},
+		{"ANSI-C quoted name", R, sh("$'rm' -f x"), false, Forbidden, ByRule, "", ""},
+		{"ANSI-C escapes", U, sh(`$'\x72m' -f x`), false, NeedsApproval, ByMode, "", "command position"},
+		{"backslash in name", R, sh(`r\m x`), false, Forbidden, ByRule, "", ""},
+		{"quotes in name", R, sh(`"r"m x`), false, Forbidden, ByRule, "", ""},
+		{"bash --norc -c", R, []string{"/bin/bash", "--norc", "-c", "rm x"}, false, Forbidden, ByRule, "", ""},
+		{"bash -o pipefail -c", U, []string{"bash", "-o", "pipefail", "-c", "ls | head"}, false, Skip, BySafeList, "", ""},
+		{"subst in assignment", R, sh("x=$(rm y)"), false, Forbidden, ByRule, "", ""},
+		{"proc subst output", R, sh("ls > >(rm y)"), false, Forbidden, ByRule, "", ""},
+		{"comment is not a command", U, sh("echo ok # rm x"), false, Skip, BySafeList, "", ""},
+		{"newline separates", R, sh("ls\nrm x"), false, Forbidden, ByRule, "", ""},
+		{"background", R, sh("rm x &"), false, Forbidden, ByRule, "", ""},
+		{"case body", R, sh("case a in a) rm x;; esac"), false, Forbidden, ByRule, "", ""},
+		{"tee writes", U, sh("ls | tee out"), false, NeedsApproval, ByMode, "", "known-safe"},
+		// Wrappers and their options.
+		{"xargs -n value", R, sh("ls | xargs -n 1 rm"), false, Forbidden, ByRule, "", ""},
+		{"xargs -I", R, sh("ls | xargs -I{} rm {}"), false, Forbidden, ByRule, "", ""},
+		{"xargs echo rm is not rm", R, sh("ls | xargs echo rm"), false, Skip, ByMode, "", ""},
+		{"sudo -u value", R, sh("sudo -u root rm x"), false, Forbidden, ByRule, "", ""},
+		{"env -S split", R, sh("env -S 'rm -f x'"), false, Forbidden, ByRule, "", ""},
+		{"env -u value", R, sh("env -u HOME rm x"), false, Forbidden, ByRule, "", ""},
+		{"timeout -s value", R, sh("timeout -s KILL 5 rm x"), false, Forbidden, ByRule, "", ""},
+		{"nice -n value", R, sh("nice -n 5 rm x"), false, Forbidden, ByRule, "", ""},
+		{"command rm", R, sh("command rm x"), false, Forbidden, ByRule, "", ""},
+		{"exec rm", R, sh("exec rm x"), false, Forbidden, ByRule, "", ""},
+		{"flock -c", R, sh("flock /tmp/l -c 'rm x'"), false, Forbidden, ByRule, "", ""},
+		{"flock command", R, sh("flock /tmp/l rm x"), false, Forbidden, ByRule, "", ""},
+		{"watch joins words", R, sh("watch -n 1 'ls; rm x'"), false, Forbidden, ByRule, "", ""},
+		{"su -c", R, sh("su root -c 'rm x'"), false, Forbidden, ByRule, "", ""},
+		{"bash -c inside bash -lc", R, []string{"bash", "-lc", `sh -c 'bash -c "rm x"'`}, false, Forbidden, ByRule, "", ""},
+		{"bash -l -c", U, []string{"bash", "-l", "-c", "ls"}, false, Skip, BySafeList, "", ""},
+		{"sh -c argv", R, []string{"sh", "-c", "git push"}, false, NeedsApproval, ByRule, policy.ModeDangerFullAccess, ""},
+		{"zsh -c safe", U, []string{"zsh", "-c", "pwd"}, false, Skip, BySafeList, "", ""},
+		{"script piped to shell", U, sh("echo 'touch x' | bash"), false, NeedsApproval, ByMode, "", "cannot be read"},
+		{"script file", U, sh("bash ./build.sh"), false, NeedsApproval, ByMode, "", "cannot be read"},
+		{"heredoc via env", U, sh("env python3 <<EOF\nprint(1)\nEOF"), false, NeedsApproval, ByMode, "", "here-document"},
+		{"loop variable", U, sh("while read l; do echo $l; done <<EOF\na\nEOF"), false, NeedsApproval, ByMode, "", "computed"},
+		{"variable in a test", U, sh("[[ $x -eq 1 ]] && ls"), false, NeedsApproval, ByMode, "", "variable"},
+		{"empty script", U, sh(""), false, Skip, BySafeList, "", ""},
+		// Flag edge cases of the safe list.
+		{"sed -n then -e", U, sh("sed -n 1p -e '1e touch x' f"), false, NeedsApproval, ByMode, "", ""},
+		{"sed -n several files", U, sh("sed -n 5p a b"), false, Skip, BySafeList, "", ""},
+		{"sed without -n", U, sh("sed 1p f"), false, NeedsApproval, ByMode, "", ""},
+		{"sort -o in a cluster", U, sh("sort -uo out in"), false, NeedsApproval, ByMode, "", ""},
+		{"sort --output=", U, sh("sort --output=out in"), false, NeedsApproval, ByMode, "", ""},
+		{"rg -z in a cluster", U, sh("rg -uz foo"), false, NeedsApproval, ByMode, "", ""},
+		{"rg --pre=", U, sh("rg --pre=./x foo"), false, NeedsApproval, ByMode, "", ""},
+		{"tree -o", U, sh("tree -o out.txt"), false, NeedsApproval, ByMode, "", ""},
+		{"tree -L", U, sh("tree -L 2"), false, Skip, BySafeList, "", ""},
+		{"printf -v", U, sh("printf -v PATH ."), false, NeedsApproval, ByMode, "", ""},
+		{"date -s", U, sh("date -s tomorrow"), false, NeedsApproval, ByMode, "", ""},
+		{"git --no-pager log", U, sh("git --no-pager log -1"), false, Skip, BySafeList, "", ""},
+		{"git textconv", U, sh("git show --textconv HEAD:x"), false, NeedsApproval, ByMode, "", ""},
+		{"git --git-dir", U, sh("git --git-dir=/x status"), false, NeedsApproval, ByMode, "", ""},
+		{"git bare", U, sh("git"), false, NeedsApproval, ByMode, "", ""},
+		{"absolute git", U, []string{"/usr/local/bin/git", "status"}, false, Skip, BySafeList, "", ""},
+		{"find -ok", U, sh("find . -ok rm {} \\;"), false, Forbidden, ByRule, "", ""},
+		{"find -fls", U, sh("find . -fls out"), false, NeedsApproval, ByMode, "", ""},
+		// Redirections.
+		{"read redirect ok", U, sh("cat < in.txt"), false, Skip, BySafeList, "", ""},
+		{"devnull ok", U, sh("cat f > /dev/null"), false, Skip, BySafeList, "", ""},
+		{"all to file", U, sh("ls &> out"), false, NeedsApproval, ByMode, "", "redirection"},
+		{"dup to file", U, sh("ls >&out"), false, NeedsApproval, ByMode, "", ""},
+		{"clobber", U, sh("ls >| out"), false, NeedsApproval, ByMode, "", "redirection"},
+		{"redirect still runs under on-request", R, sh("echo hi > out.txt"), false, Skip, ByMode, "", ""},
+		{"empty argv", U, []string{}, false, Forbidden, ByMode, "", "empty"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -180,25 +260,33 @@ func TestSubstitutionNeverSafe(t *testing.T) {
 }
 
 func TestCache(t *testing.T) {
+	approved := Request{Argv: sh("touch x"), Cwd: "/w", Justification: "first"}
+	cases := []struct {
+		name string
+		req  Request
+		want bool
+	}{
+		{"same request", approved, true},
+		{"justification is not part of the key", Request{Argv: sh("touch x"), Cwd: "/w", Justification: "other"}, true},
+		{"other command", Request{Argv: sh("touch y"), Cwd: "/w"}, false},
+		{"other spacing is another command", Request{Argv: sh("touch  x"), Cwd: "/w"}, false},
+		{"other shell flags", Request{Argv: []string{"/bin/bash", "-c", "touch x"}, Cwd: "/w"}, false},
+		{"other cwd", Request{Argv: sh("touch x"), Cwd: "/v"}, false},
+		{"tty", Request{Argv: sh("touch x"), Cwd: "/w", TTY: true}, false},
+		{"escalated", Request{Argv: sh("touch x"), Cwd: "/w", Escalated: true}, false},
+		{"argv split differently", Request{Argv: []string{"/bin/bash", "-lc", "touch", "x"}, Cwd: "/w"}, false},
+	}
 	var c Cache
-	req := Request{Argv: sh("touch x"), Cwd: "/w"}
-	if c.Approved(req) {
-		t.Fatal("empty cache approves")
+	if c.Approved(approved) {
+		t.Fatal("the zero Cache approves")
 	}
-	c.ApproveForSession(req)
-	if !c.Approved(req) {
-		t.Fatal("not remembered")
-	}
-	for _, other := range []Request{
-		{Argv: sh("touch y"), Cwd: "/w"},
-		{Argv: sh("touch x"), Cwd: "/v"},
-		{Argv: sh("touch x"), Cwd: "/w", TTY: true},
-		{Argv: sh("touch x"), Cwd: "/w", Escalated: true},
-		{Argv: sh("touch  x"), Cwd: "/w"},
-	} {
-		if c.Approved(other) {
-			t.Errorf("%+v approved by a different request", other)
-		}
+	c.ApproveForSession(approved)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := c.Approved(tc.req); got != tc.want {
+				t.Fatalf("Approved = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -208,11 +296,34 @@ func TestCanonical(t *testing.T) {
 	}
 }
 
-func TestRefusalMessage(t *testing.T) {
-	p := testPolicy(t, policy.ApprovalOnRequest)
-	d := Decide(Request{Argv: sh("git push")}, p)
-	msg := RefusalMessage(Question{Kind: KindApprove, Request: Request{Argv: sh("git push")}, Reason: d.Reason, Rule: d.Rule}, "test.toml")
-	if !strings.Contains(msg, "git push") || !strings.Contains(msg, "line") || !strings.Contains(msg, "test.toml") {
-		t.Fatal(msg)
+// TestDefaultPolicy: the rules of the embedded policy.toml do what its
+// comments say.
+func TestDefaultPolicy(t *testing.T) {
+	p := policy.Default()
+	cases := []struct {
+		name    string
+		argv    []string
+		want    Outcome
+		sandbox string
+	}{
+		{"ls runs", sh("ls -la"), Skip, policy.ModeWorkspaceWrite},
+		{"build runs sandboxed", sh("make && go test ./..."), Skip, policy.ModeWorkspaceWrite},
+		{"rm in the workspace runs", sh("rm -rf build"), Skip, policy.ModeWorkspaceWrite},
+		{"rm -rf /", sh("rm -rf /"), Forbidden, ""},
+		{"rm -fr ~ in a chain", sh("cd /tmp && rm -fr ~"), Forbidden, ""},
+		{"rm -rf $HOME", sh("rm -rf $HOME"), Forbidden, ""},
+		{"rm -rf /* via xargs", sh("echo | xargs rm -rf /*"), Forbidden, ""},
+		{"sudo", sh("sudo apt-get install x"), Forbidden, ""},
+		{"absolute sudo", []string{"/usr/bin/sudo", "ls"}, Forbidden, ""},
+		{"git push asks with the network", sh("git push origin HEAD"), NeedsApproval, policy.ModeDangerFullAccess},
+		{"git pull runs sandboxed", sh("git pull"), Skip, policy.ModeWorkspaceWrite},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := Decide(Request{Argv: c.argv}, p)
+			if d.Outcome != c.want || (c.sandbox != "" && d.Sandbox != c.sandbox) {
+				t.Fatalf("%v in %s (%s), want %v in %s", d.Outcome, d.Sandbox, d.Reason, c.want, c.sandbox)
+			}
+		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -86,28 +88,59 @@ func Display(argv []string) string {
 	return Canonical(argv)
 }
 
-// TTYPrompter asks on the controlling terminal (/dev/tty).
+// TTYPrompter asks on the controlling terminal (/dev/tty), for wrap
+// mode. The zero value is ready to use.
 type TTYPrompter struct {
+	// Path is the terminal to open; "" means /dev/tty.
+	Path string
+
 	// mu serializes questions: one conversation on the terminal at a time.
 	mu sync.Mutex
 }
 
-// Ask prints the question on /dev/tty and reads o / s / n / a.
+// Ask prints the question on the terminal and reads o (once), s (this
+// session), n (no) or a (abort), asking again on anything else. When the
+// terminal cannot be opened (no controlling terminal: CI, setsid) it
+// returns an error wrapping [ErrNoTerminal]. Cancelling ctx closes the
+// terminal and returns ctx's error.
 func (p *TTYPrompter) Ask(ctx context.Context, q Question) (Answer, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	path := p.Path
+	if path == "" {
+		path = "/dev/tty"
+	}
+	tty, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return Deny, fmt.Errorf("%w: %v", ErrNoTerminal, err)
 	}
-	defer tty.Close()
+	// The watcher goroutine is owned by Ask: it ends when Ask returns
+	// (done) or closes the terminal to unblock the read when ctx ends.
+	done := make(chan struct{})
+	watcherDone := make(chan struct{})
+	go func() {
+		defer close(watcherDone)
+		select {
+		case <-ctx.Done():
+			tty.Close()
+		case <-done:
+		}
+	}()
+	defer func() {
+		close(done)
+		<-watcherDone
+		tty.Close()
+	}()
 	fmt.Fprint(tty, "\n"+q.Text())
 	r := bufio.NewReader(tty)
 	for {
 		fmt.Fprint(tty, "[o]nce, [s]ession, [n]o, [a]bort? ")
 		line, err := r.ReadString('\n')
-		if err != nil {
-			return Deny, fmt.Errorf("reading the answer: %w", err)
+		if ctx.Err() != nil {
+			return Deny, ctx.Err()
+		}
+		if err != nil && line == "" {
+			return Deny, fmt.Errorf("reading the answer from %s: %w", path, err)
 		}
 		switch strings.ToLower(strings.TrimSpace(line)) {
 		case "o", "once", "y", "yes":
@@ -119,40 +152,87 @@ func (p *TTYPrompter) Ask(ctx context.Context, q Question) (Answer, error) {
 		case "a", "abort":
 			return Abort, nil
 		}
+		if err != nil {
+			return Deny, fmt.Errorf("reading the answer from %s: %w", path, err)
+		}
 	}
 }
 
-// DenyPrompter is for when nobody can be asked: every question is denied.
+// DenyPrompter is for when nobody can be asked: every question is
+// denied. Show the user [RefusalMessage] to say which rule asked and how
+// to allow the command.
 type DenyPrompter struct{}
 
 // Ask denies.
 func (DenyPrompter) Ask(context.Context, Question) (Answer, error) { return Deny, nil }
 
 // RefusalMessage says why a question was refused when nobody could be
-// asked, and how to allow the command in policy.toml.
+// asked (the [DenyPrompter], a CI run without a terminal), names the rule
+// that asked, and says how to allow the command in the policy file
+// policySource (a [policy.Policy.Source]).
 func RefusalMessage(q Question, policySource string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "refused: %s needs approval and nobody can be asked (no terminal, no MCP elicitation)", Display(q.Request.Argv))
 	if q.Reason != "" {
 		fmt.Fprintf(&b, "; %s", q.Reason)
 	}
-	if q.Rule != nil {
-		fmt.Fprintf(&b, ". To allow it, change that rule's decision to \"allow\" in %s", policySource)
-	} else if q.Kind == KindRetryUnsandboxed {
-		fmt.Fprintf(&b, ". To run it without the sandbox, add a [[rule]] with its pattern and sandbox = \"danger-full-access\" to %s", policySource)
-	} else {
-		words := q.Request.Argv
-		if s, ok := shellScript(words); ok {
-			words = strings.Fields(s)
-		}
-		first := ""
-		if len(words) > 0 {
-			first = words[0]
-		}
-		fmt.Fprintf(&b, ". To allow it, add to %s:\n  [[rule]]\n  pattern = [%q]\n  decision = \"allow\"", policySource, first)
+	where := policySource
+	if policySource == "" || policySource == policy.DefaultSource {
+		where = "a copy of the default policy.toml, passed with --policy FILE"
+	}
+	parsed := Parse(q.Request.Argv)
+	switch {
+	case q.Rule != nil:
+		fmt.Fprintf(&b, ". To allow it, change the decision of that rule (line %d) to \"allow\" in %s", q.Rule.Line, where)
+	case q.Kind == KindRetryUnsandboxed || q.Request.Escalated:
+		fmt.Fprintf(&b, ". To run such commands without the sandbox and without asking, add to %s:\n%s", where,
+			ruleSnippet(firstUnsafe(parsed), `sandbox = "danger-full-access"`))
+	case parsed.Opaque != "":
+		fmt.Fprintf(&b, ". It cannot be judged in advance (%s), so no rule can allow it under [approval] mode = \"untrusted\"; "+
+			"set mode = \"on-request\" in %s to run such commands in the sandbox without asking", parsed.Opaque, where)
+	default:
+		fmt.Fprintf(&b, ". To allow it, add to %s:\n%s", where, ruleSnippet(firstUnsafe(parsed), ""))
 	}
 	return b.String()
 }
+
+// firstUnsafe returns the first command of a line that is not known-safe.
+func firstUnsafe(p Parsed) []string {
+	cmds := judged(p)
+	for _, c := range cmds {
+		if !IsKnownSafe(c) {
+			return c
+		}
+	}
+	if len(cmds) > 0 {
+		return cmds[0]
+	}
+	return nil
+}
+
+// ruleSnippet is a [[rule]] allowing commands that start like argv: its
+// program, and the subcommand for programs that have them (git push).
+func ruleSnippet(argv []string, extra string) string {
+	var words []string
+	if len(argv) > 0 {
+		words = append(words, filepath.Base(argv[0]))
+		if len(argv) > 1 && !strings.HasPrefix(argv[1], "-") && slices.Contains(subcommandTools, words[0]) {
+			words = append(words, argv[1])
+		}
+	}
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = fmt.Sprintf("%q", w)
+	}
+	s := fmt.Sprintf("  [[rule]]\n  pattern = [%s]\n  decision = \"allow\"", strings.Join(q, ", "))
+	if extra != "" {
+		s += "\n  " + extra
+	}
+	return s
+}
+
+// subcommandTools are programs whose second word names what they do.
+var subcommandTools = []string{"git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kubectl", "make", "pip", "pip3", "uv", "gh", "apt", "apt-get", "brew", "systemctl"}
 
 // Scripted answers from a list and records the questions; for tests and
 // for hosts that decide by program.

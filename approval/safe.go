@@ -15,6 +15,21 @@ var plainSafe = []string{
 	"column", "expr", "numfmt", "test", "[", "diff", "cmp", "du", "df", "tree", "type",
 }
 
+// unsafeFlags are the options that make a plainSafe command write files,
+// run programs or change state.
+var unsafeFlags = map[string][]string{
+	"tree":   {"-o", "--fromfile"},
+	"file":   {"-C", "--compile"},
+	"date":   {"-s", "--set"},
+	"printf": {"-v"}, // assigns a shell variable (PATH, ...)
+}
+
+// shortCluster reports whether a is a cluster of short options (-abc)
+// that contains the option letter c.
+func shortCluster(a string, c byte) bool {
+	return len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], c) >= 0
+}
+
 // IsKnownSafe reports whether one command only reads: the commands of
 // plainSafe, and git, find, rg, sed and sort without their writing or
 // executing flags. argv[0] is matched by its base name.
@@ -26,7 +41,15 @@ func IsKnownSafe(argv []string) bool {
 	args := argv[1:]
 	switch {
 	case slices.Contains(plainSafe, name):
-		return true
+		bad := unsafeFlags[name]
+		return !anyArg(args, func(a string) bool {
+			for _, f := range bad {
+				if a == f || strings.HasPrefix(a, f+"=") || (len(f) == 2 && f[0] == '-' && shortCluster(a, f[1])) {
+					return true
+				}
+			}
+			return false
+		})
 	case name == "git":
 		return safeGit(args)
 	case name == "find":
@@ -40,11 +63,14 @@ func IsKnownSafe(argv []string) bool {
 				(strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "z"))
 		})
 	case name == "sed":
-		return len(args) >= 2 && args[0] == "-n" && sedPrint.MatchString(args[1])
+		// Only `sed -n Np [FILE...]`: with another option after the
+		// script (-e, -f, -i), "Np" would become a file name and the
+		// real script could execute or write (e, w commands).
+		return len(args) >= 2 && args[0] == "-n" && sedPrint.MatchString(args[1]) &&
+			!anyArg(args[2:], func(a string) bool { return strings.HasPrefix(a, "-") })
 	case name == "sort":
 		return !anyArg(args, func(a string) bool {
-			return a == "-o" || strings.HasPrefix(a, "--output") || strings.HasPrefix(a, "--compress-program") ||
-				(strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--"))
+			return strings.HasPrefix(a, "--output") || strings.HasPrefix(a, "--compress-program") || shortCluster(a, 'o')
 		})
 	}
 	return false

@@ -46,9 +46,18 @@ func Defaults() *Policy {
 	}
 }
 
-// Default is the embedded policy.toml.
+// DefaultSource is the [Policy.Source] of [Default].
+const DefaultSource = "embedded policy.toml"
+
+// DefaultTOML returns the text of the embedded policy.toml, for hosts
+// that let users start their own policy from it.
+func DefaultTOML() []byte { return slices.Clone(defaultpolicy.TOML) }
+
+// Default is the embedded policy.toml: approval on-request, sandbox
+// workspace-write without network, sandbox required. It panics only if
+// the embedded file is broken, which a test rules out.
 func Default() *Policy {
-	p, err := Parse(defaultpolicy.TOML, "embedded policy.toml")
+	p, err := Parse(defaultpolicy.TOML, DefaultSource)
 	if err != nil {
 		panic("the embedded policy.toml is broken: " + err.Error())
 	}
@@ -106,28 +115,32 @@ func Parse(data []byte, source string) (*Policy, error) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &Error{File: source, Line: pe.Position.Line, Key: pe.LastKey, Msg: "not valid TOML: " + pe.Message}
+			msg := "not valid TOML: " + pe.Message
+			if strings.HasPrefix(pe.Message, patternTypeMsg) {
+				msg = "wrong type: " + pe.Message
+			}
+			return nil, &Error{File: source, Line: pe.Position.Line, Key: pe.LastKey, Msg: msg}
 		}
 		if m := typeErrRe.FindStringSubmatch(err.Error()); m != nil {
 			var line int
 			fmt.Sscan(m[1], &line)
-			return nil, &Error{File: source, Line: line, Key: m[2], Msg: "wrong type: " + strings.TrimPrefix(m[3], "incompatible types: ")}
+			return nil, &Error{File: source, Line: line, Key: m[2], Msg: "wrong type: " + typeMsg(m[3])}
 		}
 		return nil, &Error{File: source, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
 	}
-	lines := strings.Split(string(data), "\n")
+	loc := newLocator(data)
 	var errs Errors
 	for _, k := range md.Undecoded() {
-		errs = append(errs, &Error{File: source, Line: findKey(lines, k), Key: k.String(), Msg: "unknown key" + knownHint(k)})
+		errs = append(errs, &Error{File: source, Line: loc.key(k), Key: k.String(), Msg: "unknown key" + knownHint(k)})
 	}
 	// Rule lines, for messages.
-	ruleLines := tableLines(lines, "[[rule]]")
+	ruleLines := loc.rules()
 	for i := range p.Rules {
 		if i < len(ruleLines) {
 			p.Rules[i].Line = ruleLines[i]
 		}
 	}
-	for _, e := range p.validate(lines) {
+	for _, e := range p.validate(loc) {
 		e.File = source
 		errs = append(errs, e)
 	}
@@ -166,58 +179,116 @@ func knownHint(k toml.Key) string {
 	return fmt.Sprintf(" (known keys %s: %s)", where, strings.Join(known, ", "))
 }
 
-// findKey returns the line of key k: the key's own line inside its table,
-// or the table header for a table key.
-func findKey(lines []string, k toml.Key) int {
-	table := ""
-	name := k[len(k)-1]
-	if len(k) > 1 {
-		table = strings.Join(k[:len(k)-1], ".")
+// locator finds the line of a key in the text of a policy file.
+// BurntSushi/toml keeps key positions private, so this scans the text:
+// table headers, `key = value` lines, dotted keys and one-line inline
+// tables. Lines inside multi-line strings are skipped.
+type locator struct {
+	entries []locEntry
+}
+
+// locEntry is one key (or table header) seen in the file.
+type locEntry struct {
+	path string // full dotted path: "approval.mode", "rule.decision", "approval"
+	occ  int    // which [[array table]] it belongs to (0-based), else 0
+	line int
+}
+
+var (
+	headerRe = regexp.MustCompile(`^\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(#.*)?$`)
+	keyRe    = regexp.MustCompile(`^((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=\s*(.*)$`)
+	inlineRe = regexp.MustCompile(`[{,]\s*([A-Za-z0-9_-]+)\s*=`)
+)
+
+func normKey(k string) string {
+	parts := strings.Split(k, ".")
+	for i, p := range parts {
+		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
 	}
-	current := ""
-	for i, l := range lines {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "[") {
-			current = strings.Trim(t, "[] ")
-			if len(k) == 1 && current == name {
-				return i + 1
+	return strings.Join(parts, ".")
+}
+
+func newLocator(data []byte) *locator {
+	l := &locator{}
+	table, occ := "", 0
+	arrays := map[string]int{}
+	inMulti := ""
+	for i, raw := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(raw)
+		if inMulti != "" {
+			if strings.Count(t, inMulti)%2 == 1 {
+				inMulti = ""
 			}
 			continue
 		}
-		key, _, ok := strings.Cut(t, "=")
-		if !ok {
+		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
-		key = strings.Trim(strings.TrimSpace(key), `"'`)
-		if current == table && key == name {
-			return i + 1
+		if m := headerRe.FindStringSubmatch(t); m != nil && !strings.Contains(t, "=") {
+			table, occ = normKey(m[1]), 0
+			if strings.HasPrefix(t, "[[") {
+				occ = arrays[table]
+				arrays[table]++
+			}
+			l.entries = append(l.entries, locEntry{path: table, occ: occ, line: i + 1})
+			continue
 		}
-		if table != "" && current == "" && key == table+"."+name {
-			return i + 1
+		m := keyRe.FindStringSubmatch(t)
+		if m == nil {
+			continue
+		}
+		path := normKey(m[1])
+		if table != "" {
+			path = table + "." + path
+		}
+		l.entries = append(l.entries, locEntry{path: path, occ: occ, line: i + 1})
+		rest := m[2]
+		for _, q := range []string{`"""`, `'''`} {
+			if strings.Count(rest, q)%2 == 1 {
+				inMulti = q
+			}
+		}
+		if strings.HasPrefix(rest, "{") {
+			for _, im := range inlineRe.FindAllStringSubmatch(rest, -1) {
+				l.entries = append(l.entries, locEntry{path: path + "." + im[1], occ: occ, line: i + 1})
+			}
+		}
+	}
+	return l
+}
+
+// line returns the line of the key with the given dotted path in the
+// occ-th array table (occ < 0: any), or 0.
+func (l *locator) line(path string, occ int) int {
+	for _, e := range l.entries {
+		if e.path == path && (occ < 0 || e.occ == occ) {
+			return e.line
 		}
 	}
 	return 0
 }
 
-func tableLines(lines []string, header string) []int {
+// key returns the line of a key reported by the decoder.
+func (l *locator) key(k toml.Key) int {
+	return l.line(normKey(k.String()), -1)
+}
+
+// rules returns the header line of every [[rule]].
+func (l *locator) rules() []int {
 	var out []int
-	for i, l := range lines {
-		if strings.TrimSpace(l) == header {
-			out = append(out, i+1)
+	for _, e := range l.entries {
+		if e.path == "rule" {
+			out = append(out, e.line)
 		}
 	}
 	return out
 }
 
-func keyLine(lines []string, table, key string) int {
-	return findKey(lines, toml.Key{table, key})
-}
-
 // validate checks values: each check adds an error naming its key.
-func (p *Policy) validate(lines []string) Errors {
+func (p *Policy) validate(loc *locator) Errors {
 	var errs Errors
 	add := func(table, key, format string, a ...any) {
-		errs = append(errs, &Error{Line: keyLine(lines, table, key), Key: table + "." + key, Msg: fmt.Sprintf(format, a...)})
+		errs = append(errs, &Error{Line: loc.line(table+"."+key, -1), Key: table + "." + key, Msg: fmt.Sprintf(format, a...)})
 	}
 	oneOf := func(table, key, v string, allowed ...string) {
 		if !slices.Contains(allowed, v) {
@@ -254,7 +325,11 @@ func (p *Policy) validate(lines []string) Errors {
 	}
 	for i, r := range p.Rules {
 		at := func(key, format string, a ...any) {
-			errs = append(errs, &Error{Line: r.Line, Key: fmt.Sprintf("rule[%d].%s", i, key), Msg: fmt.Sprintf(format, a...)})
+			line := loc.line("rule."+key, i)
+			if line == 0 {
+				line = r.Line
+			}
+			errs = append(errs, &Error{Line: line, Key: fmt.Sprintf("rule[%d].%s", i, key), Msg: fmt.Sprintf(format, a...)})
 		}
 		if len(r.Pattern) == 0 {
 			at("pattern", "empty pattern: give the command's first words, e.g. [\"git\", \"push\"]")
@@ -279,6 +354,49 @@ func (p *Policy) validate(lines []string) Errors {
 	return errs
 }
 
+var typesRe = regexp.MustCompile(`^incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
+
+// typeMsg turns the decoder's Go type names into TOML words.
+func typeMsg(msg string) string {
+	m := typesRe.FindStringSubmatch(msg)
+	if m == nil {
+		return strings.TrimPrefix(msg, "incompatible types: ")
+	}
+	words := map[string]string{
+		"int64": "an integer", "integer": "an integer", "float64": "a float", "float": "a float",
+		"string": "a string", "bool": "a boolean", "slice": "an array", "[]interface {}": "an array",
+		"map[string]interface {}": "a table", "struct": "a table", "map": "a table",
+	}
+	name := func(t string) string {
+		if w, ok := words[t]; ok {
+			return w
+		}
+		return t
+	}
+	return "want " + name(m[2]) + ", got " + name(m[1])
+}
+
+const patternTypeMsg = "a pattern element must be a word or a list of words"
+
+// tomlType names the TOML type of a decoded value.
+func tomlType(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	}
+	return "a date or time"
+}
+
 // UnmarshalTOML accepts a word or a list of words.
 func (a *Alternatives) UnmarshalTOML(v any) error {
 	switch x := v.(type) {
@@ -289,19 +407,19 @@ func (a *Alternatives) UnmarshalTOML(v any) error {
 		for _, e := range x {
 			s, ok := e.(string)
 			if !ok {
-				return fmt.Errorf("a pattern element must be a word or a list of words, got %T", e)
+				return fmt.Errorf("%s, got %s inside a list", patternTypeMsg, tomlType(e))
 			}
 			out = append(out, s)
 		}
 		*a = out
 	default:
-		return fmt.Errorf("a pattern element must be a word or a list of words, got %T", v)
+		return fmt.Errorf("%s, got %s", patternTypeMsg, tomlType(v))
 	}
 	return nil
 }
 
-// coreEnv are the variables kept by inherit = "core".
-var coreEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "PWD"}
+// coreEnv are the variables kept by inherit = "core" (with every LC_*).
+var coreEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ", "LANG", "LANGUAGE", "TERM", "PWD"}
 
 // Build turns base (NAME=value entries) into the environment of a
 // command: inherit all, the core set, or none; drop names matching the
@@ -317,7 +435,7 @@ func (e Env) Build(base []string) []string {
 		case "none":
 			continue
 		case "core":
-			if !slices.Contains(coreEnv, name) {
+			if !slices.Contains(coreEnv, name) && !strings.HasPrefix(name, "LC_") {
 				continue
 			}
 		}

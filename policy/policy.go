@@ -1,6 +1,3 @@
-// Package policy holds the data of policy.toml: the approval mode, the
-// sandbox table, the command rules, the environment, limits and the audit
-// log. Decoding is strict: see [Parse].
 package policy
 
 // Policy is one decoded policy.toml.

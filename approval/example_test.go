@@ -1,0 +1,57 @@
+package approval_test
+
+import (
+	"fmt"
+
+	"github.com/unified-exec/unified-exec/approval"
+	"github.com/unified-exec/unified-exec/policy"
+)
+
+func ExampleDecide() {
+	pol, err := policy.Parse([]byte(`
+[approval]
+mode = "untrusted"
+
+[[rule]]
+pattern = ["rm"]
+decision = "forbid"
+reason = "use the trash command"
+
+[[rule]]
+pattern = ["git", ["push", "fetch"]]
+decision = "prompt"
+reason = "talks to the remote"
+sandbox = "danger-full-access"
+`), "example.toml")
+	if err != nil {
+		panic(err)
+	}
+	for _, script := range []string{
+		"git status && ls -la | head",
+		"make build",
+		"git push origin main",
+		"echo hi && rm -f keep",
+		"cat $(ls)",
+	} {
+		d := approval.Decide(approval.Request{Argv: []string{"bash", "-lc", script}, Cwd: "/work"}, pol)
+		fmt.Printf("%-28s %-15s by %-9s sandbox %s\n", script, d.Outcome, d.By, d.Sandbox)
+	}
+	// Output:
+	// git status && ls -la | head  skip            by safe-list sandbox workspace-write
+	// make build                   needs approval  by mode      sandbox workspace-write
+	// git push origin main         needs approval  by rule      sandbox danger-full-access
+	// echo hi && rm -f keep        forbidden       by rule      sandbox workspace-write
+	// cat $(ls)                    needs approval  by mode      sandbox workspace-write
+}
+
+func ExampleCache() {
+	var cache approval.Cache // the zero value is ready
+	req := approval.Request{Argv: []string{"bash", "-lc", "make install"}, Cwd: "/work"}
+	cache.ApproveForSession(req)
+	fmt.Println(cache.Approved(req))
+	req.Cwd = "/elsewhere"
+	fmt.Println(cache.Approved(req))
+	// Output:
+	// true
+	// false
+}

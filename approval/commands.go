@@ -17,6 +17,9 @@ type Parsed struct {
 	Commands [][]string
 	// Opaque says why the line cannot be judged statically, or "".
 	Opaque string
+	// Unparsed: a script did not parse, so its commands are unknown and
+	// no rule could be checked against them.
+	Unparsed bool
 }
 
 var shells = []string{"bash", "sh", "zsh", "dash", "ksh"}
@@ -270,6 +273,7 @@ func (p *Parsed) script(src string, depth int) {
 	f, err := syntax.NewParser().Parse(strings.NewReader(src), "")
 	if err != nil {
 		p.opaque("the script does not parse: %v", err)
+		p.Unparsed = true
 		return
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
@@ -283,19 +287,31 @@ func (p *Parsed) script(src string, depth int) {
 			// commands hidden in variables.
 			p.opaque("arithmetic evaluation")
 		case *syntax.ParamExp:
-			p.opaque("expands a variable ($%s), whose value is known only when it runs", n.Param.Value)
+			name := ""
+			if n.Param != nil {
+				name = n.Param.Value
+			}
+			p.opaque("expands a variable ($%s), whose value is known only when it runs", name)
 		case *syntax.DeclClause:
-			p.opaque("%s sets variables, which can change what later commands do", n.Variant.Value)
-			p.Commands = append(p.Commands, []string{n.Variant.Value})
+			variant := "declare"
+			if n.Variant != nil {
+				variant = n.Variant.Value
+			}
+			p.opaque("%s sets variables, which can change what later commands do", variant)
+			p.Commands = append(p.Commands, []string{variant})
 		case *syntax.CoprocClause:
 			p.opaque("coproc runs a command in the background")
 		case *syntax.FuncDecl:
-			p.opaque("defines a function %q", n.Name.Value)
+			name := "(unnamed)"
+			if n.Name != nil {
+				name = n.Name.Value
+			}
+			p.opaque("defines a function %q", name)
 		case *syntax.Stmt:
 			p.redirects(n)
 		case *syntax.CallExpr:
 			if len(n.Assigns) > 0 {
-				p.opaque("sets %s=..., which can change what commands run and how (PATH, LD_PRELOAD, GIT_*)", n.Assigns[0].Name.Value)
+				p.opaque("sets %s=..., which can change what commands run and how (PATH, LD_PRELOAD, GIT_*)", assignName(n.Assigns[0]))
 			}
 			if len(n.Args) == 0 {
 				return true // assignments only
@@ -486,4 +502,11 @@ func quote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func assignName(a *syntax.Assign) string {
+	if a == nil || a.Name == nil {
+		return "a variable"
+	}
+	return a.Name.Value
 }

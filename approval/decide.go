@@ -168,6 +168,17 @@ func Decide(req Request, p *policy.Policy) Decision {
 			return d
 		}
 	}
+	if parsed.Unparsed {
+		// Bash runs a script line by line: a syntax error on a later
+		// line does not stop the earlier ones, which no rule has seen.
+		d.By = ByMode
+		why := "the script does not parse here (" + parsed.Opaque + "), so the policy's rules cannot be checked against it"
+		if mode == policy.ApprovalNever {
+			return refuseUnderNever(why)
+		}
+		d.Outcome, d.Reason = NeedsApproval, why
+		return d
+	}
 	if req.Escalated {
 		d.By = ByMode
 		d.Sandbox = policy.ModeDangerFullAccess

@@ -108,6 +108,8 @@ func TestDecide(t *testing.T) {
 		{"heredoc to cat ok", U, sh("cat <<EOF\nhello\nEOF"), false, Skip, BySafeList, "", ""},
 		{"herestring python", U, sh("python3 <<< 'print(1)'"), false, NeedsApproval, ByMode, "", ""},
 		{"parse error", U, sh("ls &&& ("), false, NeedsApproval, ByMode, "", "does not parse"},
+		{"parse error hides rm (on-request)", R, sh("rm -rf /\necho ${x@Q"), false, NeedsApproval, ByMode, "", "rules cannot be checked"},
+		{"parse error under never", N, sh("rm -rf /\necho ${x@Q"), false, Forbidden, "", "", "approval mode is never"},
 		{"function", U, sh("f() { ls; }; f"), false, NeedsApproval, ByMode, "", "function"},
 		{"param arg", U, sh("cat $FILE"), false, NeedsApproval, ByMode, "", "computed"},
 		{"subshell safe", U, sh("(cd src && ls)"), false, Skip, BySafeList, "", ""},

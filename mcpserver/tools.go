@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -112,6 +113,22 @@ func ToolsJSON(format string) ([]byte, error) {
 func decodeArgs(tool string, raw json.RawMessage, v any) error {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		raw = json.RawMessage("{}")
+	}
+	// encoding/json matches field names case-insensitively: check the
+	// names exactly first, so "Cmd" is as unknown as "bogus".
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) == nil {
+		known := knownArgs(tool)
+		names := make([]string, 0, len(fields))
+		for k := range fields {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			if !slices.Contains(strings.Split(known, ", "), k) {
+				return fmt.Errorf("%s: unknown argument %q (known: %s)", tool, k, known)
+			}
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

@@ -151,3 +151,18 @@ func TestEncodeKeys(t *testing.T) {
 		}
 	}
 }
+
+func FuzzEncodeKeys(f *testing.F) {
+	for _, k := range []string{"C-c", "M-x", "Up", "F5", "S-Tab", "C-M-a", "", "Hyper-Q", "é"} {
+		f.Add(k)
+	}
+	f.Fuzz(func(t *testing.T, k string) {
+		b, err := EncodeKeys([]string{k})
+		if err == nil && len(b) == 0 {
+			t.Fatalf("%q encoded to nothing", k)
+		}
+		if err != nil && !strings.Contains(err.Error(), "keys:") {
+			t.Fatalf("unclear error %v", err)
+		}
+	})
+}

@@ -2,12 +2,27 @@
 
 package sandbox
 
-import "errors"
+import (
+	"fmt"
+	"runtime"
+)
 
-// Apply fails: there is no sandbox on this platform.
-func Apply([]byte) error {
-	return errors.New("sandbox: none on this platform; run with sandbox mode danger-full-access or required = false")
+// Apply enforces nothing here: it returns an error wrapping
+// [ErrUnavailable] for any enforced plan (Landlock and seccomp are
+// Linux-only), and nil for danger-full-access.
+func Apply(payload []byte) error {
+	plan, err := Unmarshal(payload)
+	if err != nil {
+		return err
+	}
+	if !plan.Enforced() {
+		return nil
+	}
+	return fmt.Errorf("%w: no Landlock or seccomp on %s; use mode danger-full-access or required = false", ErrUnavailable, runtime.GOOS)
 }
 
-// LandlockABI is 0: Landlock is Linux-only.
-func LandlockABI() int { return 0 }
+func landlockABI() int { return 0 }
+
+func probeNamespaces() error {
+	return fmt.Errorf("PID and mount namespaces are Linux-only")
+}

@@ -7,28 +7,42 @@ import (
 )
 
 // DetectDenial tells whether a failed command was likely stopped by the
-// sandbox, and quotes the line that says so.
+// sandbox, and quotes the line that says so. It is a pure function of
+// its arguments.
 //
 // The rule:
-//   - Only a sandboxed command that exited non-zero can be denied.
-//   - Death by SIGSYS (exit 128+31) is a denial: seccomp killed it.
-//   - Otherwise the output must contain an error message of the kind the
-//     kernel's refusals produce — "Operation not permitted" (EPERM: seccomp,
-//     Landlock on some operations), "Permission denied" (EACCES: Landlock),
-//     "Read-only file system" (EROFS: protected paths), "Bad system call" —
-//     in the position of a message: at the start of a line, or after ": ",
-//     "] " (Python's [Errno 13]) or "(" (Java, ls), and ending there: at
-//     the end of the line, or before ":", ",", ".", ")", a quote, or a
-//     "(os error N)" / "(core dumped)" suffix. Our own helper's
-//     "unified-exec: sandbox:" failures count too.
 //
-// What does not count, and why: a word inside a path ("sandbox",
-// "landlock" or "seccomp" as directory names — Codex issue #18711 matched
-// the bare word "sandbox" and retried compile errors); a message quoted in
-// a sentence (`expected "permission denied", got nil`); a message that runs
-// on into prose ("permission denied is returned when…"); a remote
-// refusal that names its own cause ("Permission denied (publickey)").
-// Only the last 256 KiB of output are read: errors sit at the end.
+//  1. Only a sandboxed command that exited non-zero can be denied.
+//  2. Exit 128+SIGSYS (159) is a denial: a blocked system call killed it.
+//  3. Otherwise some line of the output (the last 256 KiB; errors come
+//     last) must carry a refusal message in the place where libc, shells,
+//     coreutils, Python, Go, Node, Rust, Java and git put the message:
+//     - the message is one of "Operation not permitted" (EPERM: seccomp,
+//     scoping), "Permission denied" (EACCES: Landlock), "Read-only file
+//     system" (EROFS: protected paths), "Invalid cross-device link"
+//     (EXDEV: Landlock refusing a rename or link), "Bad system call";
+//     - it starts the line (after indentation) or follows ": ", "] "
+//     (Python's "[Errno 13] "), " - " (bash's kill) or "(" (Java, apt);
+//     - it ends the line or is followed by one of : , . ; ) ' " ’ or by
+//     " (os error N)" (Rust) or " (core dumped)";
+//     - it is not inside a double-quoted string (an odd number of " before
+//     it on the line).
+//     Python's repr, "(13, 'Permission denied')", counts too.
+//  4. So do explicit sandbox messages: "blocked/denied/refused/killed by
+//     seccomp/Landlock", "seccomp-bpf failure", and the helper's own
+//     "unified-exec: sandbox:" failures.
+//
+// What does not count, and why: a word inside a path or a name ("sandbox",
+// "landlock", "seccomp" as directories: Codex issue #18711 matched the
+// bare word "sandbox" and retried compile errors; the bare words are
+// never matched here); a message quoted in a sentence (`expected
+// "permission denied", got nil`, `+ grep "Permission denied" docs`); a
+// message that runs on into prose ("permission denied is returned
+// when…", "Got permission denied while trying to connect"); remote
+// refusals that name their own cause ("Permission denied (publickey)",
+// "Permission denied, please try again."); output of a command that
+// exited 0. A network failure that does not print the errno (curl's
+// "Couldn't connect to server" alone) is not recognised.
 func DetectDenial(sandboxed bool, exitCode int, output string) (denied bool, why string) {
 	if !sandboxed || exitCode == 0 {
 		return false, ""
@@ -41,18 +55,40 @@ func DetectDenial(sandboxed bool, exitCode int, output string) (denied bool, why
 		output = output[len(output)-window:]
 	}
 	for _, line := range strings.Split(output, "\n") {
-		line = strings.TrimRight(line, "\r ")
-		if strings.Contains(line, "unified-exec: sandbox:") {
-			return true, line
-		}
-		if len(line) < 10 {
-			continue
-		}
-		if denialRe.MatchString(line) {
+		line = strings.TrimSpace(line)
+		if deniedLine(line) {
+			if len(line) > 300 {
+				line = line[:300] + "…"
+			}
 			return true, line
 		}
 	}
 	return false, ""
 }
 
-var denialRe = regexp.MustCompile(`(?i)(?:^|: |\] |\()(?:operation not permitted|permission denied|read-only file system|bad system call)(?:$|[:,.)'"’]| \(os error \d+\)| \(core dumped\))`)
+var (
+	errnoRe = regexp.MustCompile(`(?i)(?:^|: |\] | - |\()(?:operation not permitted|permission denied|read-only file system|invalid cross-device link|bad system call)(?:$|[:,.;)'"’]| \(os error \d+\)| \(core dumped\))`)
+	reprRe  = regexp.MustCompile(`\(\d+, '(?:Operation not permitted|Permission denied|Read-only file system)'\)`)
+	namedRe = regexp.MustCompile(`(?i)\b(?:blocked|denied|refused|killed|prevented) by (?:the )?(?:seccomp|landlock)\b|\bseccomp-bpf failure\b`)
+	// remoteRe are refusals by a remote peer, which name their own cause.
+	remoteRe = regexp.MustCompile(`(?i)permission denied(?: \(publickey|, please try again)`)
+)
+
+// deniedLine applies rules 3 and 4 to one trimmed line.
+func deniedLine(line string) bool {
+	if strings.Contains(line, "unified-exec: sandbox:") {
+		return true
+	}
+	if namedRe.MatchString(line) || reprRe.MatchString(line) {
+		return true
+	}
+	if remoteRe.MatchString(line) {
+		return false
+	}
+	for _, loc := range errnoRe.FindAllStringIndex(line, -1) {
+		if strings.Count(line[:loc[0]], `"`)%2 == 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -2,119 +2,225 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/unified-exec/unified-exec/policy"
 )
 
+// Access names the Landlock rights a [Grant] gives.
+type Access string
+
+// The rights a grant can give. Landlock rights on a directory reach every
+// file below it; a grant on a file gives only the file rights.
+const (
+	// AccessRead reads and executes files and lists directories.
+	AccessRead Access = "read"
+	// AccessReadWrite is every file-system right: create, remove, write,
+	// truncate, and rename or link across directories ("refer").
+	AccessReadWrite Access = "read-write"
+	// AccessTerminal is read-write plus device ioctls, for terminals.
+	AccessTerminal Access = "terminal"
+)
+
+// Grant is one Landlock rule: Access on Path (and, for a directory,
+// everything below it).
+type Grant struct {
+	Path   string `json:"path"`
+	Dir    bool   `json:"dir"`
+	Access Access `json:"access"`
+}
+
 // Plan is a compiled sandbox: plain data, computed without the kernel by
-// [Compile], carried to the helper as JSON and enforced by [Apply].
+// [Compile], carried to the helper by [Plan.Marshal] and enforced by
+// [Apply].
 //
-// Landlock only grants, it never subtracts. "Read everything except the
-// secret stores" is therefore carved: the plan grants read on every
-// sibling along the path from / down to each denied path, never on the
-// path itself or its ancestors. Protected paths inside writable roots
-// cannot be carved the same way (a right granted on a directory reaches
-// everything below it, .git included), so they are made read-only by a
-// read-only bind mount in the session's own mount namespace.
+// Landlock only grants; it never subtracts. "Read everything except the
+// DenyRead paths" is carved (see [Plan.Read]). "Write in the writable
+// roots except the Protected paths" is enforced one of two ways, chosen
+// by Apply:
+//
+//   - With a mount namespace of its own (the helper is PID 1 of a new PID
+//     and mount namespace), the writable roots are granted whole, each
+//     Protected path is bind-mounted read-only over itself, and each
+//     DenyRead path inside a writable root is covered by an empty
+//     read-only mount. Landlock then forbids the command to unmount them.
+//   - Without one, [Plan.Write] is used: the writable roots carved around
+//     the Protected and DenyRead paths. The price: a directory on the way
+//     to a protected path (the workspace itself, for .git) gets no
+//     directory rights, so no new entry can be created, removed or
+//     renamed directly in it; files and directories that already exist
+//     there stay fully writable.
 type Plan struct {
 	// Mode is read-only, workspace-write or danger-full-access.
 	Mode string `json:"mode"`
-	// Network allows sockets other than AF_UNIX.
+	// Network allows sockets of every family; off, only AF_UNIX works.
 	Network bool `json:"network"`
-	// ReadDirs and ReadFiles are granted read and execute.
-	ReadDirs  []string `json:"read_dirs"`
-	ReadFiles []string `json:"read_files"`
-	// WriteDirs are granted full access, renames and links included.
-	WriteDirs []string `json:"write_dirs"`
-	// Devices are granted read and write (files).
-	Devices []string `json:"devices"`
-	// Terminals are granted read, write and device ioctls; Apply adds the
-	// session's own terminal.
-	Terminals []string `json:"terminals"`
-	// Protected stay read-only (bind-mounted read-only).
-	Protected []string `json:"protected"`
-	// DenyRead are the existing paths that cannot be read.
-	DenyRead []string `json:"deny_read"`
-	// Hide are the unreadable paths inside writable roots: a write grant
-	// would reach them, so they are covered by an empty read-only mount in
-	// the session's mount namespace.
-	Hide []string `json:"hide"`
+
+	// WritableRoots are the resolved writable directories, none inside
+	// another. Empty in read-only mode.
+	WritableRoots []string `json:"writable_roots,omitempty"`
+	// Protected are the existing paths inside writable roots that stay
+	// read-only (resolved; .git files add their gitdir and commondir).
+	Protected []string `json:"protected,omitempty"`
+	// DenyRead are the existing paths that cannot be read (resolved).
+	DenyRead []string `json:"deny_read,omitempty"`
+
+	// Read carves "everything except DenyRead": along the path from / to
+	// each unreadable path, every sibling entry is granted read; the
+	// directories on the path get nothing, since listing one would list
+	// the unreadable path too (Landlock rights are inherited): `ls /` and
+	// `ls ~` fail when ~/.ssh is unreadable. Symbolic links are never
+	// granted: Landlock checks the path they resolve to.
+	Read []Grant `json:"read"`
+	// Write carves the writable roots around Protected and DenyRead the
+	// same way, for Apply without a mount namespace.
+	Write []Grant `json:"write,omitempty"`
+	// Devices are the device files every command may use (read-write),
+	// /dev/shm, and the terminals (with ioctls). Apply adds the session's
+	// own terminal, found from its standard input.
+	Devices []Grant `json:"devices"`
+
 	// Notes are limitations a reader of the plan should know.
 	Notes []string `json:"notes,omitempty"`
 }
 
-// Enforced reports whether the plan restricts anything.
+// Enforced reports whether the plan restricts anything: false only for
+// danger-full-access.
 func (p Plan) Enforced() bool { return p.Mode != policy.ModeDangerFullAccess }
 
-// Marshal encodes the plan for the helper.
+// Marshal encodes the plan for the helper; [Apply] decodes it.
 func (p Plan) Marshal() ([]byte, error) { return json.Marshal(p) }
 
-// Unmarshal decodes a plan sent by Marshal.
+// Unmarshal decodes and checks a plan encoded by [Plan.Marshal].
 func Unmarshal(b []byte) (Plan, error) {
 	var p Plan
 	if err := json.Unmarshal(b, &p); err != nil {
-		return p, fmt.Errorf("sandbox: decoding the plan: %w", err)
+		return Plan{}, fmt.Errorf("sandbox: decoding the plan: %w", err)
 	}
-	if p.Mode != policy.ModeReadOnly && p.Mode != policy.ModeWorkspaceWrite && p.Mode != policy.ModeDangerFullAccess {
-		return p, fmt.Errorf("sandbox: plan has unknown mode %q", p.Mode)
+	switch p.Mode {
+	case policy.ModeReadOnly, policy.ModeWorkspaceWrite, policy.ModeDangerFullAccess:
+	default:
+		return Plan{}, fmt.Errorf("sandbox: plan has unknown mode %q", p.Mode)
+	}
+	for _, list := range [][]Grant{p.Read, p.Write, p.Devices} {
+		for _, g := range list {
+			if !filepath.IsAbs(g.Path) {
+				return Plan{}, fmt.Errorf("sandbox: plan grants a relative path %q", g.Path)
+			}
+			switch g.Access {
+			case AccessRead, AccessReadWrite, AccessTerminal:
+			default:
+				return Plan{}, fmt.Errorf("sandbox: plan grants unknown access %q on %q", g.Access, g.Path)
+			}
+		}
+	}
+	for _, list := range [][]string{p.WritableRoots, p.Protected, p.DenyRead} {
+		for _, s := range list {
+			if !filepath.IsAbs(s) {
+				return Plan{}, fmt.Errorf("sandbox: plan names a relative path %q", s)
+			}
+		}
 	}
 	return p, nil
 }
 
-// String renders the plan for people: one grant per line, sorted.
+// Syscalls refused with EPERM whatever the network setting, and the
+// socket rule added when the network is off.
+const (
+	blockedAlways  = "ptrace, process_vm_readv, process_vm_writev, io_uring_setup, io_uring_enter, io_uring_register"
+	blockedNetwork = "socket and socketpair of any family but AF_UNIX"
+)
+
+// String renders the plan for people: one section per kind of grant, one
+// grant per line, in a fixed order.
 func (p Plan) String() string {
 	var b strings.Builder
-	net := "off"
-	if p.Network {
-		net = "on"
-	}
-	fmt.Fprintf(&b, "mode: %s\nnetwork: %s\n", p.Mode, net)
+	fmt.Fprintf(&b, "mode: %s\n", p.Mode)
 	if !p.Enforced() {
 		b.WriteString("no sandbox: full access to files, network and processes\n")
 		return b.String()
 	}
-	list := func(name string, paths []string) {
-		if len(paths) == 0 {
+	if p.Network {
+		b.WriteString("network: on\n")
+	} else {
+		b.WriteString("network: off (" + blockedNetwork + " refused)\n")
+	}
+	paths := func(title string, s []string) {
+		if len(s) == 0 {
 			return
 		}
-		fmt.Fprintf(&b, "%s:\n", name)
-		for _, s := range paths {
-			fmt.Fprintf(&b, "  %s\n", s)
+		b.WriteString(title + ":\n")
+		for _, x := range s {
+			b.WriteString("  " + x + "\n")
 		}
 	}
-	list("read-write", p.WriteDirs)
-	list("read-only (protected)", p.Protected)
-	list("unreadable", p.DenyRead)
-	list("hidden by a mount (unreadable inside a writable root)", p.Hide)
-	list("devices (read-write)", p.Devices)
-	list("terminals (read-write, ioctl)", p.Terminals)
-	b.WriteString("readable: everything else\n")
-	if !p.Network {
-		b.WriteString("blocked syscalls: socket/socketpair except AF_UNIX, ptrace, process_vm_readv/writev, io_uring_*\n")
-	} else {
-		b.WriteString("blocked syscalls: ptrace, process_vm_readv/writev, io_uring_*\n")
+	grants := func(title string, gs []Grant) {
+		if len(gs) == 0 {
+			return
+		}
+		b.WriteString(title + ":\n")
+		for _, g := range gs {
+			slash := ""
+			if g.Dir && g.Path != "/" {
+				slash = "/"
+			}
+			fmt.Fprintf(&b, "  %-10s %s%s\n", g.Access, g.Path, slash)
+		}
 	}
+	if len(p.WritableRoots) == 0 {
+		b.WriteString("writable roots: none\n")
+	}
+	paths("writable roots", p.WritableRoots)
+	paths("protected (read-only inside writable roots)", p.Protected)
+	paths("unreadable", p.DenyRead)
+	grants("read grants", p.Read)
+	if len(p.WritableRoots) > 0 {
+		b.WriteString("write, in a mount namespace: the writable roots whole; protected paths bind-mounted read-only; unreadable paths inside them covered by empty mounts\n")
+		grants("write grants, without a mount namespace", p.Write)
+	}
+	grants("devices", p.Devices)
+	b.WriteString("syscalls refused (EPERM): " + blockedAlways + "\n")
+	b.WriteString("scoped (Landlock ABI 6): no signals or abstract UNIX socket connections to processes outside the sandbox\n")
 	for _, n := range p.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
+		b.WriteString("note: " + n + "\n")
 	}
 	return b.String()
 }
 
-// devices are the device files every sandboxed command may use.
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+// deviceFiles are granted read-write in every enforced mode.
+var deviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
-// terminals may be ioctl'd: the controlling terminal and nested PTYs.
+// terminals are granted with ioctls: the controlling terminal and what
+// nested PTYs (script, tmux, expect, Python's pty) need.
 var terminals = []string{"/dev/tty", "/dev/ptmx", "/dev/pts"}
 
 // Compile turns the [sandbox] table and a workspace into a Plan. It reads
-// the filesystem (to resolve symlinks, list the siblings to carve, and
-// find .git files) and $HOME / $TMPDIR, and changes nothing.
+// the file system (stat, readdir, readlink, and the first line of .git
+// files) and $HOME and $TMPDIR, and changes nothing.
+//
+// Writable roots (workspace-write only) are the workspace, the policy's
+// writable_roots (relative ones are relative to the workspace, "~/"
+// expands to $HOME), /tmp and $TMPDIR unless excluded. Each is resolved
+// through symbolic links; a missing workspace or writable root is an
+// error naming it, a missing /tmp or $TMPDIR is skipped with a note.
+// read-only mode has no writable roots, not even /tmp: only the devices
+// are writable.
+//
+// Protected names are relative to each writable root (absolute and "~/"
+// paths count when inside one). A protected path that does not exist is
+// skipped: Landlock cannot forbid creating it without forbidding every
+// new entry in its parent, and a mount needs something to mount on. So a
+// .git created later (git init) is writable; Plan.Notes says so for the
+// workspace. A .git file ("gitdir: PATH", as in worktrees and
+// submodules) protects PATH and the commondir it names as well.
+//
+// DenyRead paths that do not exist are skipped: there is nothing to
+// protect, but a file created there later is readable.
 func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	plan := Plan{Mode: p.Mode, Network: p.Network}
 	switch p.Mode {
@@ -123,146 +229,159 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		return plan, nil
 	case policy.ModeReadOnly, policy.ModeWorkspaceWrite:
 	case "":
-		return plan, fmt.Errorf("sandbox: no mode: set [sandbox] mode to read-only, workspace-write or danger-full-access")
+		return Plan{}, errors.New("sandbox: no mode: set [sandbox] mode to read-only, workspace-write or danger-full-access")
 	default:
-		return plan, fmt.Errorf("sandbox: unknown mode %q: use read-only, workspace-write or danger-full-access", p.Mode)
+		return Plan{}, fmt.Errorf("sandbox: unknown mode %q: use read-only, workspace-write or danger-full-access", p.Mode)
 	}
-	ws, err := realDir(workspace, "workspace")
+	ws, err := realDir(workspace, "", "workspace")
 	if err != nil {
-		return plan, err
+		return Plan{}, err
 	}
 	home := os.Getenv("HOME")
 
-	// Writable roots.
 	var roots []string
 	if p.Mode == policy.ModeWorkspaceWrite {
 		roots = append(roots, ws)
 		for _, r := range p.WritableRoots {
-			r = expand(r, home)
-			if !filepath.IsAbs(r) {
-				r = filepath.Join(ws, r)
-			}
-			d, err := realDir(r, "writable root")
+			d, err := realDir(expand(r, home), ws, "writable root")
 			if err != nil {
-				return plan, err
+				return Plan{}, err
 			}
 			roots = append(roots, d)
 		}
 		if !p.ExcludeSlashTmp {
-			if d, err := realDir("/tmp", "/tmp"); err == nil {
+			if d, err := realDir("/tmp", ws, "/tmp"); err == nil {
 				roots = append(roots, d)
+			} else {
+				plan.Notes = append(plan.Notes, "/tmp is not writable: "+err.Error())
 			}
 		}
 		if t := os.Getenv("TMPDIR"); t != "" && !p.ExcludeTmpdirEnvVar {
-			if d, err := realDir(t, "$TMPDIR"); err == nil {
+			if d, err := realDir(t, ws, "$TMPDIR"); err == nil {
 				roots = append(roots, d)
+			} else {
+				plan.Notes = append(plan.Notes, "$TMPDIR is not writable: "+err.Error())
 			}
 		}
-		if d, err := realDir("/dev/shm", "/dev/shm"); err == nil {
-			roots = append(roots, d)
-		}
-		roots = dedupe(roots)
 	}
-	plan.WriteDirs = roots
+	roots = dedupe(roots)
 
-	// Protected paths inside writable roots.
-	var protected []string
+	// Protected paths, found under every root before nested roots go.
+	var protected, absent []string
+	inRoots := func(path string) bool {
+		return slices.ContainsFunc(roots, func(r string) bool { return path == r || within(path, r) })
+	}
 	for _, root := range roots {
 		for _, name := range p.Protected {
-			var path string
-			switch {
-			case strings.HasPrefix(name, "~/") || filepath.IsAbs(name):
-				path = expand(name, home)
-				if !within(path, root) {
+			path := expand(name, home)
+			if filepath.IsAbs(path) {
+				if !within(filepath.Clean(path), root) {
 					continue
 				}
-			default:
-				path = filepath.Join(root, name)
+			} else {
+				path = filepath.Join(root, path)
 			}
 			real, err := filepath.EvalSymlinks(path)
 			if err != nil {
-				continue // nothing there to protect
+				if root == ws && errors.Is(err, os.ErrNotExist) {
+					absent = append(absent, path)
+				}
+				continue
 			}
-			protected = append(protected, real)
-			if filepath.Base(path) == ".git" {
-				if gd := gitdirTarget(real); gd != "" {
-					protected = append(protected, gd)
+			for _, x := range append([]string{real}, gitdirTargets(real)...) {
+				if inRoots(x) {
+					protected = append(protected, x)
 				}
 			}
 		}
 	}
 	plan.Protected = dedupe(protected)
-	if p.Mode == policy.ModeWorkspaceWrite {
-		plan.Notes = append(plan.Notes, "a protected name that does not exist yet (say .git before git init) is not protected")
+	if len(absent) > 0 {
+		plan.Notes = append(plan.Notes, "not protected because absent, and writable if created later (say .git by git init): "+strings.Join(absent, ", "))
 	}
+	plan.WritableRoots = outermost(roots)
 
-	// Read: everything but deny_read, carved.
 	var deny []string
 	for _, d := range p.DenyRead {
 		d = expand(d, home)
-		if !filepath.IsAbs(d) {
+		if strings.HasPrefix(d, "~") {
+			plan.Notes = append(plan.Notes, fmt.Sprintf("deny_read %q skipped: $HOME is not set", d))
 			continue
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(ws, d)
 		}
 		real, err := filepath.EvalSymlinks(d)
 		if err != nil {
-			continue
+			continue // nothing there to protect
+		}
+		if real == "/" {
+			return Plan{}, fmt.Errorf("sandbox: deny_read %q is the root directory: nothing could run", d)
 		}
 		deny = append(deny, real)
 	}
 	plan.DenyRead = dedupe(deny)
 	for _, d := range plan.DenyRead {
-		for _, r := range plan.WriteDirs {
-			if d == r || within(d, r) {
-				plan.Hide = append(plan.Hide, d)
-				break
-			}
+		if slices.ContainsFunc(plan.WritableRoots, func(r string) bool { return r == d || within(r, d) }) {
+			plan.Notes = append(plan.Notes, fmt.Sprintf("unreadable %s holds a writable root: the writable root stays readable", d))
 		}
 	}
-	plan.ReadDirs, plan.ReadFiles = carve("/", plan.DenyRead)
-	if len(plan.DenyRead) > 0 {
-		plan.Notes = append(plan.Notes, "files created later next to an unreadable path (in the same parent directories) are unreadable too")
+
+	plan.Read = carve("/", plan.DenyRead, AccessRead)
+	for _, r := range plan.WritableRoots {
+		excluded := append(slices.Clone(plan.Protected), plan.DenyRead...)
+		plan.Write = append(plan.Write, carve(r, excluded, AccessReadWrite)...)
 	}
-	plan.Devices = slices.Clone(devices)
-	plan.Terminals = slices.Clone(terminals)
+	for _, d := range deviceFiles {
+		plan.Devices = append(plan.Devices, Grant{Path: d, Access: AccessReadWrite})
+	}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		plan.Devices = append(plan.Devices, Grant{Path: "/dev/shm", Dir: true, Access: AccessReadWrite})
+	}
+	for _, t := range terminals {
+		st, err := os.Stat(t)
+		plan.Devices = append(plan.Devices, Grant{Path: t, Dir: err == nil && st.IsDir(), Access: AccessTerminal})
+	}
+	if len(plan.DenyRead) > 0 {
+		plan.Notes = append(plan.Notes, "the directories on the way to an unreadable path cannot be listed (say ls / and ls ~), and an entry created in one later (say a new file in ~) is unreadable; their other entries are readable")
+	}
 	return plan, nil
 }
 
-// carve returns the directories and files under root that together cover
-// everything except the excluded paths (and nothing of them).
-func carve(root string, excluded []string) (dirs, files []string) {
+// carve returns grants that together cover root except the excluded
+// paths: an excluded path is not granted, nor is anything below it, nor
+// any directory on the way to it; every other entry gets leaf. Symbolic
+// links are skipped: a grant through one would land on its target,
+// wherever that is.
+func carve(root string, excluded []string, leaf Access) []Grant {
 	var below []string
 	for _, e := range excluded {
 		if e == root {
-			return nil, nil
+			return nil
 		}
 		if within(e, root) {
 			below = append(below, e)
 		}
 	}
-	if len(below) == 0 {
-		st, err := os.Stat(root)
-		switch {
-		case err != nil:
-			return nil, nil
-		case st.IsDir():
-			return []string{root}, nil
-		default:
-			return nil, []string{root}
-		}
+	st, err := os.Lstat(root)
+	if err != nil || st.Mode()&os.ModeSymlink != 0 {
+		return nil
 	}
+	if len(below) == 0 {
+		return []Grant{{Path: root, Dir: st.IsDir(), Access: leaf}}
+	}
+	var out []Grant
 	entries, err := os.ReadDir(root)
 	if err != nil {
-		return nil, nil
+		return out
 	}
 	for _, e := range entries {
-		d, f := carve(filepath.Join(root, e.Name()), below)
-		dirs = append(dirs, d...)
-		files = append(files, f...)
+		out = append(out, carve(filepath.Join(root, e.Name()), below, leaf)...)
 	}
-	return dirs, files
+	return out
 }
 
-// within reports whether path is strictly below dir.
+// within reports whether path is strictly below dir (both clean).
 func within(path, dir string) bool {
 	if dir == "/" {
 		return path != "/" && strings.HasPrefix(path, "/")
@@ -270,12 +389,21 @@ func within(path, dir string) bool {
 	return strings.HasPrefix(path, dir+"/")
 }
 
-func realDir(path, what string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", fmt.Errorf("sandbox: %s %q: %w", what, path, err)
+// realDir resolves path (relative to base) to an existing directory
+// without symbolic links.
+func realDir(path, base, what string) (string, error) {
+	if !filepath.IsAbs(path) {
+		if base == "" {
+			abs, err := filepath.Abs(path)
+			if err != nil {
+				return "", fmt.Errorf("sandbox: %s %q: %w", what, path, err)
+			}
+			path = abs
+		} else {
+			path = filepath.Join(base, path)
+		}
 	}
-	real, err := filepath.EvalSymlinks(abs)
+	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return "", fmt.Errorf("sandbox: %s %q does not exist: create it or remove it from the policy", what, path)
 	}
@@ -286,6 +414,7 @@ func realDir(path, what string) (string, error) {
 	return real, nil
 }
 
+// expand replaces a leading "~" by home (when home is known).
 func expand(p, home string) string {
 	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
 		return filepath.Join(home, p[1:])
@@ -293,34 +422,64 @@ func expand(p, home string) string {
 	return p
 }
 
-// gitdirTarget follows a `.git` file ("gitdir: PATH", as in worktrees and
-// submodules) to the directory that holds the repository.
-func gitdirTarget(dotgit string) string {
+// gitdirTargets follows a .git file ("gitdir: PATH") to the repository
+// directory it names and, if that holds a commondir file (worktrees), to
+// the common directory too. It returns nothing for a .git directory.
+func gitdirTargets(dotgit string) []string {
 	st, err := os.Stat(dotgit)
-	if err != nil || st.IsDir() {
-		return ""
+	if err != nil || !st.Mode().IsRegular() || st.Size() > 4096 {
+		return nil
 	}
 	b, err := os.ReadFile(dotgit)
 	if err != nil {
-		return ""
+		return nil
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
 	if !ok {
+		return nil
+	}
+	gitdir := resolveFrom(filepath.Dir(dotgit), strings.TrimSpace(target))
+	if gitdir == "" {
+		return nil
+	}
+	out := []string{gitdir}
+	if c, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+		if common := resolveFrom(gitdir, strings.TrimSpace(string(c))); common != "" {
+			out = append(out, common)
+		}
+	}
+	return out
+}
+
+// resolveFrom resolves p (relative to dir) through symbolic links; "" if
+// it does not exist.
+func resolveFrom(dir, p string) string {
+	if p == "" {
 		return ""
 	}
-	target = strings.TrimSpace(target)
-	if !filepath.IsAbs(target) {
-		target = filepath.Join(filepath.Dir(dotgit), target)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
 	}
-	real, err := filepath.EvalSymlinks(target)
+	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return ""
 	}
 	return real
 }
 
+// outermost drops the sorted paths that lie inside another one.
+func outermost(sorted []string) []string {
+	var out []string
+	for _, p := range sorted {
+		if !slices.ContainsFunc(out, func(o string) bool { return within(p, o) }) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func dedupe(s []string) []string {
-	sort.Strings(s)
+	slices.Sort(s)
 	return slices.Compact(s)
 }

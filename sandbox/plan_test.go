@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,121 +12,348 @@ import (
 	"github.com/unified-exec/unified-exec/policy"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// tree builds a synthetic home and workspace: a repo with .git, a
-// worktree-style .git file, secrets, and a symlinked writable root.
+// tree builds a synthetic home and workspace under a temporary root:
+//
+//	home/.ssh/id_rsa, home/.aws/credentials, home/.netrc, home/notes.txt
+//	home/project            the workspace: .git/hooks, src/, lib/, README.md,
+//	                        secrets.env, etc-link -> /etc, sub/.git (a file)
+//	gitdirs/main.git/worktrees/wt (with commondir -> ../..)
+//	cache, cache-link -> cache
+//
+// HOME is set to home and TMPDIR to "".
 func tree(t *testing.T) (root, ws string) {
 	t.Helper()
-	root, _ = filepath.EvalSymlinks(t.TempDir())
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	home := filepath.Join(root, "home")
 	ws = filepath.Join(home, "project")
-	for _, d := range []string{ws + "/.git/hooks", ws + "/src", home + "/.ssh", home + "/.aws", root + "/cache", root + "/gitdirs/wt"} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	for _, d := range []string{ws + "/.git/hooks", ws + "/src", ws + "/lib", ws + "/sub", home + "/.ssh", home + "/.aws",
+		root + "/cache", root + "/gitdirs/main.git/worktrees/wt"} {
+		mkdir(t, d)
+	}
+	files := map[string]string{
+		home + "/.ssh/id_rsa":      "secret",
+		home + "/.aws/credentials": "secret",
+		home + "/.netrc":           "machine x",
+		home + "/notes.txt":        "notes",
+		ws + "/README.md":          "readme",
+		ws + "/secrets.env":        "TOKEN=x",
+		ws + "/src/a.txt":          "a",
+		ws + "/.git/HEAD":          "ref: refs/heads/main\n",
+		ws + "/sub/.git":           "gitdir: " + root + "/gitdirs/main.git/worktrees/wt\n",
+		root + "/gitdirs/main.git/worktrees/wt/commondir": "../..\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	os.WriteFile(home+"/.ssh/id_rsa", []byte("secret"), 0o600)
-	os.WriteFile(home+"/.netrc", []byte("machine x"), 0o600)
-	os.MkdirAll(ws+"/sub", 0o755)
-	os.WriteFile(ws+"/sub/.git", []byte("gitdir: "+root+"/gitdirs/wt\n"), 0o644)
-	os.Symlink(root+"/cache", root+"/cache-link")
+	symlink(t, "/etc", ws+"/etc-link")
+	symlink(t, root+"/cache", root+"/cache-link")
 	t.Setenv("HOME", home)
 	t.Setenv("TMPDIR", "")
 	return root, ws
 }
 
-func TestCompileGolden(t *testing.T) {
-	root, ws := tree(t)
-	base := policy.DefaultSandbox()
-	cases := map[string]func(p *policy.Sandbox){
-		"workspace-write": func(p *policy.Sandbox) {},
-		"read-only":       func(p *policy.Sandbox) { p.Mode = policy.ModeReadOnly },
-		"full-access":     func(p *policy.Sandbox) { p.Mode = policy.ModeDangerFullAccess },
-		"network-roots": func(p *policy.Sandbox) {
-			p.Network = true
-			p.WritableRoots = []string{root + "/cache-link"}
-			p.ExcludeSlashTmp = true
-			p.Protected = append(p.Protected, "sub/.git")
-		},
+func mkdir(t *testing.T, d string) {
+	t.Helper()
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	for name, mod := range cases {
-		t.Run(name, func(t *testing.T) {
-			p := base
-			p.Protected = slices.Clone(base.Protected)
-			mod(&p)
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stable replaces the temporary root by $ROOT and drops the read grants
+// outside it: they list this machine's / and /tmp.
+func stable(s, root string) string {
+	s = strings.ReplaceAll(s, root, "$ROOT")
+	var out []string
+	section := ""
+	for _, line := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(line, " ") {
+			section = line
+		} else if section == "read grants:" && !strings.Contains(line, "$ROOT") {
+			continue
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestCompileGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		mod  func(p *policy.Sandbox, root, ws string) string // returns the workspace
+	}{
+		{"workspace-write", func(p *policy.Sandbox, root, ws string) string { return ws }},
+		{"read-only", func(p *policy.Sandbox, root, ws string) string { p.Mode = policy.ModeReadOnly; return ws }},
+		{"full-access", func(p *policy.Sandbox, root, ws string) string {
+			p.Mode = policy.ModeDangerFullAccess
+			return ws
+		}},
+		{"network-roots", func(p *policy.Sandbox, root, ws string) string {
+			p.Network = true
+			p.WritableRoots = []string{root + "/cache-link", "src"} // src is inside the workspace: dropped
+			p.Protected = append(p.Protected, "sub/.git", "~/project/README.md")
+			p.DenyRead = append(p.DenyRead, "secrets.env", "~/no-such-secret")
+			return ws
+		}},
+		{"no-git", func(p *policy.Sandbox, root, ws string) string {
+			mkdir(t, root+"/fresh")
+			return root + "/fresh"
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root, ws := tree(t)
+			p := policy.DefaultSandbox()
+			p.ExcludeSlashTmp = true // the tree lives in /tmp; see TestCompileTmp
+			ws = c.mod(&p, root, ws)
 			plan, err := Compile(p, ws)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := strings.ReplaceAll(plan.String(), root, "$ROOT")
-			file := filepath.Join("testdata", name+".golden")
+			got := stable(plan.String(), root)
+			file := filepath.Join("testdata", c.name+".golden")
 			if *update {
-				os.WriteFile(file, []byte(got), 0o644)
+				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			want, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got != string(want) {
-				t.Fatalf("plan:\n%s\nwant:\n%s", got, want)
+				t.Errorf("plan:\n%s\nwant:\n%s", got, want)
 			}
-			// Round trip through the helper's encoding.
-			b, _ := plan.Marshal()
+			b, err := plan.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
 			back, err := Unmarshal(b)
 			if err != nil || back.String() != plan.String() {
-				t.Fatalf("round trip: %v", err)
+				t.Fatalf("round trip: %v\n%s", err, back)
 			}
 		})
 	}
 }
 
-// TestCarve: the read grants cover every sibling and never a denied path
-// or one of its ancestors.
-func TestCarve(t *testing.T) {
+// covers reports whether grants give access a on path (a file or
+// directory that exists).
+func covers(grants []Grant, path string, a Access) bool {
+	for _, g := range grants {
+		if g.Path != path && !(g.Dir && within(path, g.Path)) {
+			continue
+		}
+		switch {
+		case g.Access == a, a == AccessRead && g.Access == AccessReadWrite:
+			return true
+		}
+	}
+	return false
+}
+
+// TestCarveCovers walks the whole tree: every path is readable unless it
+// is (or is below) an unreadable one, and writable inside the workspace
+// unless protected or unreadable; the directories on the way to an
+// unreadable path get nothing; nothing reaches through etc-link.
+func TestCarveCovers(t *testing.T) {
 	root, ws := tree(t)
-	plan, err := Compile(policy.DefaultSandbox(), ws)
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	p.Protected = append(p.Protected, "sub/.git")
+	p.DenyRead = append(p.DenyRead, "secrets.env")
+	plan, err := Compile(p, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := root + "/home"
-	granted := append(append([]string{}, plan.ReadDirs...), plan.ReadFiles...)
-	for _, g := range granted {
-		for _, d := range plan.DenyRead {
-			if g == d || within(d, g) || within(g, d) {
-				t.Fatalf("grant %s covers denied %s", g, d)
+	under := func(path string, list []string) bool {
+		return slices.ContainsFunc(list, func(x string) bool { return path == x || within(path, x) })
+	}
+	for _, must := range []string{root + "/home/.ssh", root + "/home/.netrc", ws + "/secrets.env"} {
+		if !slices.Contains(plan.DenyRead, must) {
+			t.Errorf("%s not in DenyRead %v", must, plan.DenyRead)
+		}
+	}
+	for _, must := range []string{ws + "/.git", ws + "/sub/.git", root + "/gitdirs/main.git/worktrees/wt", root + "/gitdirs/main.git"} {
+		if under(must, plan.WritableRoots) != slices.Contains(plan.Protected, must) {
+			t.Errorf("%s: protected %v, writable roots %v", must, plan.Protected, plan.WritableRoots)
+		}
+	}
+	n := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		n++
+		if d.Type()&fs.ModeSymlink != 0 {
+			for _, g := range append(plan.Read, plan.Write...) {
+				if g.Path == path || within(g.Path, path) {
+					t.Errorf("symlink %s granted: %+v", path, g)
+				}
 			}
+			return nil
 		}
+		denied := under(path, plan.DenyRead)
+		onPath := slices.ContainsFunc(plan.DenyRead, func(x string) bool { return within(x, path) })
+		if got := covers(plan.Read, path, AccessRead); got != (!denied && !onPath) {
+			t.Errorf("%s: readable %v; unreadable %v, holds an unreadable path %v", path, got, denied, onPath)
+		}
+		writable := path != ws && within(path, ws) && !denied && !under(path, plan.Protected) &&
+			!slices.ContainsFunc(plan.Protected, func(x string) bool { return within(x, path) })
+		if got := covers(plan.Write, path, AccessReadWrite); got != writable {
+			t.Errorf("%s: writable %v, want %v", path, got, writable)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, want := range []string{ws, home + "/.netrc"} {
-		if want == home+"/.netrc" {
-			continue // .netrc is denied by default
-		}
-		if !slices.Contains(plan.ReadDirs, want) {
-			t.Errorf("%s not granted: %v", want, plan.ReadDirs)
-		}
+	if n < 20 {
+		t.Fatalf("walked only %d paths", n)
 	}
-	if !slices.Contains(plan.DenyRead, home+"/.netrc") || !slices.Contains(plan.DenyRead, home+"/.ssh") {
-		t.Fatalf("deny: %v", plan.DenyRead)
+}
+
+// TestCompileTmp: /tmp and $TMPDIR are writable roots unless excluded;
+// a missing $TMPDIR is a note, not an error; read-only mode has none.
+func TestCompileTmp(t *testing.T) {
+	root, ws := tree(t)
+	tmp, err := filepath.EvalSymlinks("/tmp")
+	if err != nil {
+		t.Skip("no /tmp")
+	}
+	mkdir(t, root+"/tmpdir")
+	t.Setenv("TMPDIR", root+"/tmpdir")
+	p := policy.DefaultSandbox()
+	plan, err := Compile(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The tree itself is inside /tmp, so /tmp swallows the other roots.
+	if !slices.Contains(plan.WritableRoots, tmp) {
+		t.Errorf("writable roots %v lack %s", plan.WritableRoots, tmp)
+	}
+	p.ExcludeSlashTmp = true
+	plan, _ = Compile(p, ws)
+	if want := []string{ws, root + "/tmpdir"}; !slices.Equal(plan.WritableRoots, sorted(want)) {
+		t.Errorf("writable roots %v, want %v", plan.WritableRoots, want)
+	}
+	p.ExcludeTmpdirEnvVar = true
+	plan, _ = Compile(p, ws)
+	if !slices.Equal(plan.WritableRoots, []string{ws}) {
+		t.Errorf("writable roots %v, want only the workspace", plan.WritableRoots)
+	}
+	p.ExcludeTmpdirEnvVar = false
+	t.Setenv("TMPDIR", root+"/gone")
+	plan, err = Compile(p, ws)
+	if err != nil || !strings.Contains(strings.Join(plan.Notes, "\n"), root+"/gone") {
+		t.Errorf("missing $TMPDIR: %v, notes %q", err, plan.Notes)
+	}
+	p.Mode = policy.ModeReadOnly
+	plan, _ = Compile(p, ws)
+	if len(plan.WritableRoots) != 0 || len(plan.Write) != 0 || len(plan.Protected) != 0 {
+		t.Errorf("read-only plan writes: %v %v %v", plan.WritableRoots, plan.Write, plan.Protected)
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// TestCompileSymlinkRoot: a writable root given through a symbolic link
+// is granted at its target; so is a workspace given that way.
+func TestCompileSymlinkRoot(t *testing.T) {
+	root, ws := tree(t)
+	symlink(t, ws, root+"/ws-link")
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	p.WritableRoots = []string{root + "/cache-link"}
+	plan, err := Compile(p, root+"/ws-link")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{root + "/cache", ws}; !slices.Equal(plan.WritableRoots, want) {
+		t.Fatalf("writable roots %v, want %v", plan.WritableRoots, want)
+	}
+	if !slices.Contains(plan.Protected, ws+"/.git") {
+		t.Fatalf("protected %v", plan.Protected)
 	}
 }
 
 func TestCompileErrors(t *testing.T) {
-	_, ws := tree(t)
-	p := policy.DefaultSandbox()
-	p.WritableRoots = []string{"/nonexistent/root"}
-	if _, err := Compile(p, ws); err == nil || !strings.Contains(err.Error(), "/nonexistent/root") {
-		t.Fatalf("missing root: %v", err)
+	root, ws := tree(t)
+	cases := []struct {
+		name, ws, want string
+		mod            func(p *policy.Sandbox)
+	}{
+		{"missing root", ws, "/nonexistent/root", func(p *policy.Sandbox) { p.WritableRoots = []string{"/nonexistent/root"} }},
+		{"relative root", ws, ws + "/nope", func(p *policy.Sandbox) { p.WritableRoots = []string{"nope"} }},
+		{"file root", ws, "README.md", func(p *policy.Sandbox) { p.WritableRoots = []string{"README.md"} }},
+		{"missing workspace", root + "/nowhere", root + "/nowhere", func(p *policy.Sandbox) {}},
+		{"missing workspace read-only", root + "/nowhere", root + "/nowhere", func(p *policy.Sandbox) { p.Mode = policy.ModeReadOnly }},
+		{"bad mode", ws, `"yolo"`, func(p *policy.Sandbox) { p.Mode = "yolo" }},
+		{"no mode", ws, "no mode", func(p *policy.Sandbox) { p.Mode = "" }},
+		{"deny root", ws, "root directory", func(p *policy.Sandbox) { p.DenyRead = []string{"/"} }},
 	}
-	p = policy.DefaultSandbox()
-	p.Mode = "yolo"
-	if _, err := Compile(p, ws); err == nil || !strings.Contains(err.Error(), "yolo") {
-		t.Fatalf("bad mode: %v", err)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := policy.DefaultSandbox()
+			c.mod(&p)
+			_, err := Compile(p, c.ws)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one naming %s", err, c.want)
+			}
+		})
 	}
-	if _, err := Compile(policy.DefaultSandbox(), "/nonexistent/ws"); err == nil {
-		t.Fatal("missing workspace accepted")
+}
+
+func TestUnmarshalRejects(t *testing.T) {
+	for _, s := range []string{
+		`{not json`,
+		`{"mode":"yolo"}`,
+		`{"mode":"read-only","read":[{"path":"etc","dir":true,"access":"read"}]}`,
+		`{"mode":"read-only","read":[{"path":"/etc","dir":true,"access":"everything"}]}`,
+		`{"mode":"workspace-write","writable_roots":["w"]}`,
+	} {
+		if _, err := Unmarshal([]byte(s)); err == nil {
+			t.Errorf("accepted %s", s)
+		}
 	}
-	if _, err := Unmarshal([]byte("{not json")); err == nil {
-		t.Fatal("broken plan accepted")
+	if _, err := Unmarshal([]byte(`{"mode":"read-only","read":[{"path":"/","dir":true,"access":"read"}]}`)); err != nil {
+		t.Errorf("rejected a good plan: %v", err)
+	}
+}
+
+// TestGitdirTargets: a worktree's .git file protects its gitdir and the
+// common directory; a .git directory or a file without gitdir: nothing.
+func TestGitdirTargets(t *testing.T) {
+	root, ws := tree(t)
+	got := gitdirTargets(ws + "/sub/.git")
+	want := []string{root + "/gitdirs/main.git/worktrees/wt", root + "/gitdirs/main.git"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got := gitdirTargets(ws + "/.git"); got != nil {
+		t.Errorf(".git directory: %v", got)
+	}
+	if got := gitdirTargets(ws + "/README.md"); got != nil {
+		t.Errorf("plain file: %v", got)
+	}
+	os.WriteFile(ws+"/lib/.git", []byte("gitdir: ../../nowhere\n"), 0o644)
+	if got := gitdirTargets(ws + "/lib/.git"); got != nil {
+		t.Errorf("missing gitdir: %v", got)
 	}
 }

@@ -2,12 +2,25 @@
 
 package sandbox
 
-import "errors"
+import (
+	"errors"
+	"runtime"
+)
 
-// SeccompEnabled reports whether this build can load seccomp filters: not
-// without cgo (libseccomp) or off Linux.
+// SeccompEnabled reports whether this build can load seccomp filters:
+// false off Linux and in builds without cgo (libseccomp needs cgo).
+// Landlock alone would still work without cgo on Linux, but it does not
+// block sockets, ptrace or io_uring, so [Apply] refuses rather than
+// enforce half a plan.
 const SeccompEnabled = false
 
+func seccompMissing() string {
+	if runtime.GOOS != "linux" {
+		return "seccomp is Linux-only"
+	}
+	return "this binary was built without cgo, so without libseccomp; rebuild with CGO_ENABLED=1"
+}
+
 func applySeccomp(Plan) error {
-	return errors.New("seccomp: this build has no seccomp support (built without cgo or not for Linux); the network and ptrace cannot be blocked")
+	return errors.New("seccomp: " + seccompMissing())
 }

@@ -4,91 +4,146 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/unified-exec/unified-exec/policy"
-	"github.com/unified-exec/unified-exec/ptyrun"
 )
 
-// minLandlockABI is the oldest Landlock this sandbox accepts: ABI 2 brings
-// the refer right, without which renames and links across directories of
-// a writable root would fail.
-const minLandlockABI = 2
+// MinLandlockABI is the oldest Landlock ABI [Apply] accepts. ABI 1
+// already confines reads and writes; what later ABIs add is downgraded
+// and listed by [Status.Degraded]: renames and links across directories
+// (2; before it they fail with EXDEV), truncate (3), TCP (4), device
+// ioctls (5), signal and abstract-socket scoping (6).
+const MinLandlockABI = 1
 
-// Status is what this host can enforce.
+// Status is what this host and this build can enforce.
 type Status struct {
-	Platform    string
+	// Platform is GOOS/GOARCH.
+	Platform string
+	// LandlockABI is the kernel's Landlock ABI version, 0 without Landlock.
 	LandlockABI int
-	Seccomp     bool
-	// Namespaces: each session gets its own PID and mount namespace
-	// (its own /proc, exact whole-tree kill, protected bind mounts).
-	Namespaces   bool
+	// Seccomp is true when this build can load seccomp filters here
+	// (Linux, built with cgo and libseccomp).
+	Seccomp bool
+	// Namespaces is true when a session can get its own PID and mount
+	// namespace: its own /proc, exact whole-tree kill, and protected
+	// paths enforced by mounts rather than by carving.
+	Namespaces bool
+	// NamespaceErr says why not, when Namespaces is false.
 	NamespaceErr string
 }
 
-// HostStatus probes this host (cached after the first call).
-func HostStatus() Status {
-	ns, err := ptyrun.IsolationAvailable()
-	st := Status{
-		Platform:    runtime.GOOS + "/" + runtime.GOARCH,
-		LandlockABI: LandlockABI(),
-		Seccomp:     SeccompEnabled && runtime.GOOS == "linux",
-		Namespaces:  ns,
-	}
-	if err != nil {
-		st.NamespaceErr = err.Error()
-	}
-	return st
+var host struct {
+	once sync.Once
+	st   Status
 }
 
-// Missing lists what the plan needs that this host cannot give; empty
-// means the plan can be enforced in full.
+// HostStatus probes this host once (Landlock ABI, seccomp, whether a
+// child can be started in new PID and mount namespaces) and returns the
+// cached result afterwards.
+func HostStatus() Status {
+	host.once.Do(func() {
+		host.st = Status{
+			Platform:    runtime.GOOS + "/" + runtime.GOARCH,
+			LandlockABI: landlockABI(),
+			Seccomp:     SeccompEnabled,
+		}
+		if err := probeNamespaces(); err != nil {
+			host.st.NamespaceErr = err.Error()
+		} else {
+			host.st.Namespaces = true
+		}
+	})
+	return host.st
+}
+
+// Missing lists what the plan needs that this host or build lacks; empty
+// means [Apply] can enforce it. A caller whose policy says required =
+// true refuses to run and names these.
 func (s Status) Missing(p Plan) []string {
 	if !p.Enforced() {
 		return nil
 	}
 	var m []string
-	if s.LandlockABI < minLandlockABI {
-		m = append(m, fmt.Sprintf("Landlock ABI ≥ %d (this kernel: %d)", minLandlockABI, s.LandlockABI))
+	if s.LandlockABI < MinLandlockABI {
+		m = append(m, "Landlock (the kernel offers none: it needs Linux ≥ 5.13 with landlock in the lsm= boot list)")
 	}
 	if !s.Seccomp {
-		m = append(m, "seccomp (this build has no libseccomp, or the OS has no seccomp)")
-	}
-	if len(p.Protected) > 0 && !s.Namespaces {
-		m = append(m, "mount namespaces, to keep protected paths read-only ("+s.NamespaceErr+")")
-	}
-	if len(p.Hide) > 0 && !s.Namespaces {
-		m = append(m, "mount namespaces, to hide unreadable paths inside writable roots ("+s.NamespaceErr+")")
+		m = append(m, "seccomp ("+seccompMissing()+")")
 	}
 	return m
 }
 
-// String describes the host and, for a mode, what it gets.
+// Degraded lists what the plan gets in a weaker form on this host: rights
+// the kernel's Landlock ABI cannot enforce, and what a missing mount
+// namespace changes.
+func (s Status) Degraded(p Plan) []string {
+	if !p.Enforced() || s.LandlockABI < MinLandlockABI {
+		return nil
+	}
+	var d []string
+	if s.LandlockABI < 2 {
+		d = append(d, "Landlock ABI < 2: renames and hard links across directories fail (EXDEV), even inside writable roots")
+	}
+	if s.LandlockABI < 3 {
+		d = append(d, "Landlock ABI < 3: truncate(2) is not restricted")
+	}
+	if s.LandlockABI < 5 {
+		d = append(d, "Landlock ABI < 5: device ioctls are not restricted")
+	}
+	if s.LandlockABI < 6 {
+		d = append(d, "Landlock ABI < 6: commands can signal, and connect to abstract UNIX sockets of, processes outside the sandbox")
+	}
+	if !s.Namespaces {
+		d = append(d, "no PID namespace: commands can read /proc/PID/environ of other processes of the same user")
+		if len(p.Protected) > 0 || hasDenyInside(p) {
+			d = append(d, "no mount namespace: writable roots are carved around protected and unreadable paths, so no new entry can be created directly in a directory that holds one (the workspace, for .git)")
+		}
+	}
+	return d
+}
+
+func hasDenyInside(p Plan) bool {
+	for _, d := range p.DenyRead {
+		for _, r := range p.WritableRoots {
+			if within(d, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// String lists what this host enforces and what it lacks.
 func (s Status) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "platform: %s\n", s.Platform)
 	if s.LandlockABI > 0 {
-		fmt.Fprintf(&b, "landlock: ABI %d", s.LandlockABI)
-		if s.LandlockABI < 6 {
-			b.WriteString(" (no signal/abstract-socket scoping: needs ABI 6)")
+		fmt.Fprintf(&b, "landlock: ABI %d (files", s.LandlockABI)
+		if s.LandlockABI >= 4 {
+			b.WriteString(", TCP")
 		}
-		b.WriteString("\n")
+		if s.LandlockABI >= 5 {
+			b.WriteString(", device ioctls")
+		}
+		if s.LandlockABI >= 6 {
+			b.WriteString(", signal and abstract-socket scoping")
+		}
+		b.WriteString(")\n")
 	} else {
-		b.WriteString("landlock: unavailable\n")
+		b.WriteString("landlock: MISSING (no file-system confinement)\n")
 	}
-	fmt.Fprintf(&b, "seccomp: %v\n", yesNo(s.Seccomp))
-	if s.Namespaces {
-		b.WriteString("namespaces: yes (own PID namespace and /proc per session)\n")
+	if s.Seccomp {
+		b.WriteString("seccomp: yes (network off = only AF_UNIX sockets; ptrace, process_vm_*, io_uring_* refused)\n")
 	} else {
-		fmt.Fprintf(&b, "namespaces: no (%s): sessions can see other processes in /proc; protected paths cannot be enforced\n", s.NamespaceErr)
+		b.WriteString("seccomp: MISSING (" + seccompMissing() + "): network, ptrace and io_uring cannot be blocked\n")
+	}
+	if s.Namespaces {
+		b.WriteString("namespaces: yes (own PID and mount namespace per session: private /proc, whole-tree kill, protected paths by read-only mounts)\n")
+	} else {
+		fmt.Fprintf(&b, "namespaces: no (%s): other processes visible in /proc; protected paths enforced by carving\n", s.NamespaceErr)
 	}
 	return b.String()
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }
 
 // Describe says what a policy's sandbox gets on this host, for `sandbox
@@ -96,17 +151,24 @@ func yesNo(b bool) string {
 func Describe(s Status, p policy.Sandbox, plan Plan) string {
 	var b strings.Builder
 	b.WriteString(s.String())
-	fmt.Fprintf(&b, "mode in force: %s, network %s, required %v\n", p.Mode, map[bool]string{true: "on", false: "off"}[p.Network], p.Required)
-	if missing := s.Missing(plan); len(missing) > 0 {
-		if p.Required {
-			fmt.Fprintf(&b, "ENFORCEMENT: refused — missing %s; commands will not run (set required = false to run unsandboxed)\n", strings.Join(missing, ", "))
-		} else {
-			fmt.Fprintf(&b, "ENFORCEMENT: partial — missing %s; commands run anyway (required = false)\n", strings.Join(missing, ", "))
-		}
-	} else if plan.Enforced() {
-		b.WriteString("ENFORCEMENT: full\n")
-	} else {
+	net := "off"
+	if p.Network {
+		net = "on"
+	}
+	fmt.Fprintf(&b, "mode in force: %s, network %s, required %v\n", p.Mode, net, p.Required)
+	missing := s.Missing(plan)
+	switch {
+	case !plan.Enforced():
 		b.WriteString("ENFORCEMENT: none (danger-full-access)\n")
+	case len(missing) > 0 && p.Required:
+		fmt.Fprintf(&b, "ENFORCEMENT: refused: missing %s; commands will not run (set required = false to run them unsandboxed)\n", strings.Join(missing, "; "))
+	case len(missing) > 0:
+		fmt.Fprintf(&b, "ENFORCEMENT: NONE: missing %s; commands run unsandboxed (required = false)\n", strings.Join(missing, "; "))
+	default:
+		b.WriteString("ENFORCEMENT: full\n")
+		for _, d := range s.Degraded(plan) {
+			b.WriteString("degraded: " + d + "\n")
+		}
 	}
 	return b.String()
 }

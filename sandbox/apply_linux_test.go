@@ -1,0 +1,327 @@
+//go:build linux
+
+package sandbox_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/unified-exec/unified-exec/policy"
+	"github.com/unified-exec/unified-exec/sandbox"
+	"github.com/unified-exec/unified-exec/sandbox/sandboxtest"
+)
+
+func TestMain(m *testing.M) {
+	sandboxtest.HelperMain()
+	os.Exit(m.Run())
+}
+
+// env is a workspace and a fake home for one kernel test.
+type env struct {
+	root, home, ws string
+}
+
+func newEnv(t *testing.T) env {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := env{root: root, home: root + "/home", ws: root + "/home/project"}
+	for _, d := range []string{e.ws + "/.git/hooks", e.ws + "/src", e.ws + "/lib", e.home + "/.ssh"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, body := range map[string]string{
+		e.home + "/.ssh/id_rsa":          "PRIVATE KEY",
+		e.ws + "/.git/HEAD":              "ref: refs/heads/main\n",
+		e.ws + "/.git/hooks/pre-commit":  "#!/bin/sh\necho original\n",
+		e.ws + "/README.md":              "readme\n",
+		e.ws + "/src/a.txt":              "a\n",
+		e.home + "/notes.txt":            "notes\n",
+		e.ws + "/src/evil-hook":          "#!/bin/sh\necho pwned\n",
+		e.ws + "/lib/keep.txt":           "keep\n",
+		e.home + "/.ssh/authorized_keys": "keys\n",
+	} {
+		if err := os.WriteFile(name, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("/etc", e.ws+"/etc-link"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", e.home)
+	t.Setenv("TMPDIR", "")
+	return e
+}
+
+// plan compiles the default policy (changed by mod) for the workspace.
+// /tmp is excluded: the test tree lives there (TestApplyTmp covers it).
+func (e env) plan(t *testing.T, mod func(p *policy.Sandbox)) sandbox.Plan {
+	t.Helper()
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	if mod != nil {
+		mod(&p)
+	}
+	plan, err := sandbox.Compile(p, e.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+func (e env) run(t *testing.T, plan sandbox.Plan, isolate bool, cmd string, extraEnv ...string) sandboxtest.Result {
+	t.Helper()
+	return sandboxtest.Run(t, plan, cmd, sandboxtest.Options{Dir: e.ws, Env: append([]string{"HOME=" + e.home}, extraEnv...), Isolate: isolate})
+}
+
+// layers runs f once per way Apply enforces writable roots: carving
+// (no mount namespace) and mounts (the helper is PID 1 of new PID and
+// mount namespaces).
+func layers(t *testing.T, f func(t *testing.T, isolate bool)) {
+	t.Run("carve", func(t *testing.T) { f(t, false) })
+	t.Run("mounts", func(t *testing.T) {
+		sandboxtest.RequireNamespaces(t)
+		f(t, true)
+	})
+}
+
+func mustFail(t *testing.T, r sandboxtest.Result, cmd string) {
+	t.Helper()
+	if r.Code == 0 {
+		t.Errorf("%q succeeded in the sandbox: %q", cmd, r.Output)
+	}
+	if strings.Contains(r.Output, "unified-exec: sandbox:") {
+		t.Fatalf("Apply failed: %s", r.Output)
+	}
+}
+
+func mustPass(t *testing.T, r sandboxtest.Result, cmd, want string) {
+	t.Helper()
+	if r.Code != 0 || !strings.Contains(r.Output, want) {
+		t.Errorf("%q: exit %d, output %q, want exit 0 and %q", cmd, r.Code, r.Output, want)
+	}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestApplyWorkspaceWrite(t *testing.T) {
+	sandboxtest.Require(t)
+	layers(t, func(t *testing.T, isolate bool) {
+		e := newEnv(t)
+		plan := e.plan(t, nil)
+		refused := []string{
+			"touch /etc/ue-escape",
+			"echo x > etc-link/ue-escape",
+			"touch $HOME/ue-escape",
+			"echo pwned > .git/hooks/pre-commit",
+			"echo '[core]' >> .git/config",
+			"mv src/evil-hook .git/hooks/post-checkout",
+			"ln src/evil-hook .git/hooks/post-merge",
+			"rm -rf .git",
+			"mv .git git-moved",
+			"cat $HOME/.ssh/id_rsa",
+			"ls $HOME/.ssh",
+			"ls $HOME",
+		}
+		for _, cmd := range refused {
+			r := e.run(t, plan, isolate, cmd)
+			mustFail(t, r, cmd)
+			if isolate && cmd == "mv .git git-moved" {
+				continue // EBUSY (a mount point), not a message DetectDenial knows
+			}
+			if denied, _ := sandbox.DetectDenial(true, r.Code, r.Output); !denied {
+				t.Errorf("%q: refusal not recognised as a denial: %q", cmd, r.Output)
+			}
+		}
+		for _, p := range []string{"/etc/ue-escape", e.home + "/ue-escape", e.ws + "/.git/hooks/post-checkout", e.ws + "/.git/hooks/post-merge", e.ws + "/git-moved"} {
+			if _, err := os.Lstat(p); err == nil {
+				t.Errorf("%s was created", p)
+				os.RemoveAll(p)
+			}
+		}
+		if got := readFile(t, e.ws+"/.git/hooks/pre-commit"); got != "#!/bin/sh\necho original\n" {
+			t.Errorf("pre-commit hook changed: %q", got)
+		}
+		allowed := []struct{ cmd, want string }{
+			{"echo hi > src/new.txt && cat src/new.txt", "hi"},
+			{"mkdir -p src/d/e && echo deep > src/d/e/f && cat src/d/e/f", "deep"},
+			{"echo more >> README.md && tail -1 README.md", "more"},
+			{"mv src/a.txt lib/a.txt && ln lib/a.txt src/b.txt && cat src/b.txt && echo linked", "linked"},
+			{"rm lib/keep.txt && echo removed", "removed"},
+			{"cat .git/HEAD", "refs/heads/main"},
+			{"cat /etc/hostname >/dev/null && echo readable", "readable"},
+			{"cat $HOME/notes.txt", "notes"},
+			{"ls /usr >/dev/null && ls $HOME/project && echo listed", "listed"},
+			{"echo x > /dev/null && head -c 4 /dev/zero | wc -c", "4"},
+			{"f=/dev/shm/ue-test-$$; echo shm > $f && cat $f && rm $f", "shm"},
+		}
+		for _, c := range allowed {
+			mustPass(t, e.run(t, plan, isolate, c.cmd), c.cmd, c.want)
+		}
+		// New entries directly in the workspace: only the mount layer can
+		// allow them while keeping .git read-only.
+		r := e.run(t, plan, isolate, "touch top-level.txt && echo created")
+		if isolate {
+			mustPass(t, r, "touch top-level.txt", "created")
+		} else {
+			mustFail(t, r, "touch top-level.txt")
+		}
+	})
+}
+
+func TestApplyReadOnly(t *testing.T) {
+	sandboxtest.Require(t)
+	e := newEnv(t)
+	plan := e.plan(t, func(p *policy.Sandbox) { p.Mode = policy.ModeReadOnly })
+	for _, cmd := range []string{"touch new.txt", "echo x > src/a.txt", "mkdir d", "rm src/a.txt", "touch /tmp/ue-ro-escape", "cat $HOME/.ssh/id_rsa"} {
+		mustFail(t, e.run(t, plan, false, cmd), cmd)
+	}
+	if got := readFile(t, e.ws+"/src/a.txt"); got != "a\n" {
+		t.Errorf("a.txt changed: %q", got)
+	}
+	mustPass(t, e.run(t, plan, false, "cat src/a.txt && echo x > /dev/null && echo ok"), "read", "ok")
+}
+
+// TestApplyTmp: /tmp is writable by default in workspace-write.
+func TestApplyTmp(t *testing.T) {
+	sandboxtest.Require(t)
+	e := newEnv(t)
+	// Nothing to carve around: the test tree (with its .git) is in /tmp.
+	plan := e.plan(t, func(p *policy.Sandbox) { p.ExcludeSlashTmp = false; p.DenyRead = nil; p.Protected = nil })
+	mustPass(t, e.run(t, plan, false, "f=$(mktemp /tmp/ue-XXXXXX) && echo t > $f && cat $f && rm $f"), "mktemp", "t")
+}
+
+func python(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Skipf("python3 not found: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestApplySyscalls(t *testing.T) {
+	sandboxtest.Require(t)
+	py := python(t)
+	e := newEnv(t)
+	off := e.plan(t, nil)
+	on := e.plan(t, func(p *policy.Sandbox) { p.Network = true })
+	// The Python code travels in $PY_CODE: no shell quoting to get wrong.
+	pyrun := py + ` -c "$PY_CODE"`
+	eperm := func(expr string) string {
+		return "PY_CODE=import socket, ctypes, os, errno\ntry:\n    " + expr + "\n    print('ALLOWED')\nexcept OSError as e:\n    print('ERRNO', errno.errorcode.get(e.errno))"
+	}
+	const (
+		tcp     = "socket.socket(socket.AF_INET, socket.SOCK_STREAM)"
+		udp     = "socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+		inet6   = "socket.socket(socket.AF_INET6, socket.SOCK_STREAM)"
+		netlink = "socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)"
+		raw     = "socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)"
+		pair    = "socket.socketpair(socket.AF_INET)"
+		// libc syscall() returns -1 and sets errno; raise it as OSError.
+		ptrace  = "libc = ctypes.CDLL(None, use_errno=True)\n    r = libc.ptrace(0, 0, 0, 0)\n    if r != 0: raise OSError(ctypes.get_errno(), 'ptrace')"
+		uring   = "libc = ctypes.CDLL(None, use_errno=True)\n    buf = ctypes.create_string_buffer(120)\n    r = libc.syscall(425, 4, buf)\n    if r < 0: raise OSError(ctypes.get_errno(), 'io_uring_setup')"
+		vmread  = "libc = ctypes.CDLL(None, use_errno=True)\n    r = libc.syscall(310, os.getppid(), None, 0, None, 0, 0)\n    if r < 0: raise OSError(ctypes.get_errno(), 'process_vm_readv')"
+		unixStr = "a, b = socket.socketpair(socket.AF_UNIX)\n    a.sendall(b'ping'); assert b.recv(4) == b'ping'\n    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 65536)"
+	)
+	cases := []struct {
+		name    string
+		expr    string
+		off, on string // wanted output with the network off and on ("": not tried)
+	}{
+		{"tcp", tcp, "ERRNO EPERM", "ALLOWED"},
+		{"udp", udp, "ERRNO EPERM", "ALLOWED"},
+		{"inet6", inet6, "ERRNO EPERM", ""},
+		{"netlink", netlink, "ERRNO EPERM", "ALLOWED"},
+		{"raw", raw, "ERRNO EPERM", ""},
+		{"socketpair inet", pair, "ERRNO EPERM", ""},
+		{"unix", unixStr, "ALLOWED", "ALLOWED"},
+		{"ptrace", ptrace, "ERRNO EPERM", "ERRNO EPERM"},
+		{"io_uring_setup", uring, "ERRNO EPERM", "ERRNO EPERM"},
+		{"process_vm_readv", vmread, "ERRNO EPERM", "ERRNO EPERM"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "process_vm_readv" && runtime.GOARCH != "amd64" {
+				t.Skip("the test calls syscall 310, process_vm_readv on amd64 only")
+			}
+			r := e.run(t, off, false, pyrun, eperm(c.expr))
+			if got := strings.TrimSpace(r.Output); got != c.off {
+				t.Errorf("network off: %q, want %q", got, c.off)
+			}
+			if c.on == "" {
+				return
+			}
+			r = e.run(t, on, false, pyrun, eperm(c.expr))
+			if got := strings.TrimSpace(r.Output); got != c.on {
+				t.Errorf("network on: %q, want %q", got, c.on)
+			}
+		})
+	}
+	t.Run("asyncio", func(t *testing.T) {
+		mustPass(t, e.run(t, off, false, pyrun, "PY_CODE=import asyncio; asyncio.run(asyncio.sleep(0)); print('done')"), "asyncio", "done")
+	})
+	t.Run("status", func(t *testing.T) {
+		r := e.run(t, off, false, "grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status")
+		if !strings.Contains(r.Output, "NoNewPrivs:\t1") || !strings.Contains(r.Output, "Seccomp:\t2") {
+			t.Errorf("/proc/self/status: %q", r.Output)
+		}
+	})
+	if _, err := exec.LookPath("strace"); err == nil {
+		t.Run("strace", func(t *testing.T) {
+			r := e.run(t, off, false, "strace -o /dev/null true")
+			mustFail(t, r, "strace true")
+			if denied, why := sandbox.DetectDenial(true, r.Code, r.Output); !denied {
+				t.Errorf("strace refusal not recognised: %q (%s)", r.Output, why)
+			}
+		})
+	}
+}
+
+func TestApplyScoped(t *testing.T) {
+	sandboxtest.Require(t)
+	sandboxtest.RequireLandlockABI(t, 6)
+	e := newEnv(t)
+	plan := e.plan(t, nil)
+	cmd := fmt.Sprintf("kill -0 %d", os.Getpid())
+	// The same command outside the sandbox works: the refusal is the
+	// sandbox's doing.
+	if err := exec.Command("/bin/sh", "-c", cmd).Run(); err != nil {
+		t.Fatalf("%q outside the sandbox: %v", cmd, err)
+	}
+	r := e.run(t, plan, false, cmd)
+	mustFail(t, r, cmd)
+	// Signals inside the sandbox still work.
+	mustPass(t, e.run(t, plan, false, "sleep 5 & kill $! && wait $!; echo status $?"), "kill own child", "status 143")
+}
+
+// TestApplyFullAccess: a danger-full-access plan applies nothing.
+func TestApplyFullAccess(t *testing.T) {
+	e := newEnv(t)
+	plan := e.plan(t, func(p *policy.Sandbox) { p.Mode = policy.ModeDangerFullAccess })
+	r := e.run(t, plan, false, "grep -E '^Seccomp:' /proc/self/status; touch $HOME/full-access && echo wrote")
+	if !strings.Contains(r.Output, "Seccomp:\t0") || !strings.Contains(r.Output, "wrote") {
+		t.Fatalf("full access restricted: %q", r.Output)
+	}
+}
+
+func TestApplyRejectsGarbage(t *testing.T) {
+	if err := sandbox.Apply([]byte("{")); err == nil {
+		t.Fatal("Apply accepted a broken plan")
+	}
+}

@@ -1,0 +1,60 @@
+// Package sandbox confines the commands unified-exec runs, on Linux, with
+// Landlock (files, signals, abstract sockets) and seccomp (sockets,
+// ptrace, io_uring). The server itself is never restricted: the plan is
+// applied inside a re-executed helper, just before it executes the
+// command.
+//
+// # Compile, then apply
+//
+// [Compile] turns the [sandbox] table of policy.toml and a workspace into
+// a [Plan]: plain, JSON-serialisable data, computed from the file system
+// without touching the kernel, readable with [Plan.String] and tested
+// with golden files. [Plan.Marshal] encodes it for the helper, which
+// calls [Apply] (usually through ptyrun.MaybeRunHelper).
+//
+// # Modes
+//
+//   - read-only: read everything except deny_read; write only the devices
+//     (/dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/shm)
+//     and the terminals.
+//   - workspace-write: also write the workspace, writable_roots, /tmp and
+//     $TMPDIR, except the protected paths (.git, .agents, .codex by
+//     default), which stay read-only.
+//   - danger-full-access: no sandbox ([Plan.Enforced] is false).
+//
+// The network is off unless the policy says network = true: seccomp then
+// refuses socket(2) and socketpair(2) of every family but AF_UNIX with
+// EPERM. ptrace, process_vm_readv/writev and io_uring_* are refused in
+// every enforced mode.
+//
+// # Carving
+//
+// Landlock only grants. "Readable except ~/.ssh" is granted as: list-only
+// on /, on the home directory and on every directory down to ~/.ssh, and
+// read on every other entry along that path. Writable roots are carved
+// around protected paths the same way when the helper has no mount
+// namespace of its own; when it has one (PID 1 of new PID and mount
+// namespaces), the roots are granted whole and the protected paths are
+// bind-mounted read-only instead. See [Plan] for the trade-off.
+//
+// # Host support
+//
+// [HostStatus] probes the kernel once: Landlock ABI, seccomp in this
+// build, namespaces. [Status.Missing] lists what a plan needs that the
+// host lacks, so that a policy with required = true can refuse to run
+// and say why; [Status.Degraded] lists what is weaker here. Builds
+// without cgo, and other systems, have no seccomp ([SeccompEnabled] is
+// false) and [Apply] returns an error wrapping [ErrUnavailable].
+//
+// # Denials
+//
+// [DetectDenial] decides, from the exit code and the output alone,
+// whether a failed command was likely stopped by the sandbox, so the
+// caller can offer to retry it unsandboxed.
+//
+// # Tests
+//
+// Package sandboxtest runs commands under a plan in a re-executed test
+// binary and skips kernel tests the host cannot run, unless
+// UNIFIED_EXEC_REQUIRE_SANDBOX=1.
+package sandbox

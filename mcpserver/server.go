@@ -144,11 +144,12 @@ func ms(p *int64) time.Duration {
 	return time.Duration(min(*p, 3_600_000)) * time.Millisecond
 }
 
+// tokens clamps max_output_tokens: zero or negative means the default.
 func tokens(p *int) int {
-	if p == nil {
+	if p == nil || *p <= 0 {
 		return 0
 	}
-	return max(*p, 1)
+	return *p
 }
 
 func dims(p *int, name string) (uint16, error) {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"syscall"
 
@@ -78,9 +80,38 @@ func cmdServe(f mainFlags) int {
 	fmt.Fprint(os.Stderr, "unified-exec: serving MCP on stdio; workspace "+o.Workspace()+"; policy "+o.Policy().Source+"\n"+sandboxReport(o.Policy(), o.Workspace()))
 	srv := mcpserver.New(o, version)
 	srvp.Store(srv)
+	stopStats := serveStats(os.Getenv("UNIFIED_EXEC_STATS"))
+	defer stopStats()
 	if err := srv.Run(ctx, mcpserver.Transport(os.Stdin, os.Stdout)); err != nil && ctx.Err() == nil {
 		errorf("server: %v", err)
 		return 1
 	}
 	return 0
+}
+
+// serveStats frees unused memory and writes "goroutines N" to file on
+// each SIGUSR1, for soak and
+// leak checks from outside the process. Off unless UNIFIED_EXEC_STATS is set.
+func serveStats(file string) (stop func()) {
+	if file == "" {
+		return func() {}
+	}
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGUSR1)
+	done := make(chan struct{})
+	go func() {
+		// Owner: cmdServe; it ends when stop is called.
+		for {
+			select {
+			case <-c:
+				// Return freed memory first, so RSS readings show leaks,
+				// not a lazy collector.
+				debug.FreeOSMemory()
+				os.WriteFile(file, []byte(fmt.Sprintf("goroutines %d\n", runtime.NumGoroutine())), 0o600)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(c); close(done) }
 }

@@ -26,6 +26,18 @@ func TestPolicyCheckNamesLine(t *testing.T) {
 	}
 }
 
+func TestPolicyShow(t *testing.T) {
+	out, err := exec.Command(binary, "policy", "show").Output()
+	if err != nil || !strings.Contains(string(out), "[approval]") {
+		t.Fatalf("%v %s", err, out)
+	}
+	f := filepath.Join(t.TempDir(), "copy.toml")
+	os.WriteFile(f, out, 0o644)
+	if out, err := exec.Command(binary, "policy", "check", f).CombinedOutput(); err != nil {
+		t.Fatalf("the shown policy does not check: %s", out)
+	}
+}
+
 func TestPolicyExplain(t *testing.T) {
 	out, err := exec.Command(binary, "policy", "explain", "--", "git push origin main").CombinedOutput()
 	s := string(out)

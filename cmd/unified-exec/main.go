@@ -55,6 +55,7 @@ const usage = `unified-exec: run shell commands for AI agents, safely.
 
   unified-exec [--policy FILE] [--workspace DIR] -- CMD [ARG...]   run one command through the policy
   unified-exec [--policy FILE] [--workspace DIR]                   serve the MCP tools over stdio
+  unified-exec policy show                                         print the default policy (to copy and edit)
   unified-exec policy check [FILE]                                 validate a policy file
   unified-exec policy explain [--policy FILE] -- CMD...            show the decision for a command
   unified-exec sandbox status                                      what this host enforces

@@ -6,16 +6,22 @@ import (
 	"os"
 
 	"github.com/unified-exec/unified-exec/approval"
+	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/sandbox"
 )
 
 // cmdPolicy: `policy check [FILE]` and `policy explain [--policy FILE] -- CMD...`.
 func cmdPolicy(args []string) int {
 	if len(args) == 0 {
-		errorf("policy: use `unified-exec policy check [FILE]` or `unified-exec policy explain [--policy FILE] -- CMD...`")
+		errorf("policy: use `unified-exec policy show`, `unified-exec policy check [FILE]` or `unified-exec policy explain [--policy FILE] -- CMD...`")
 		return 2
 	}
 	switch args[0] {
+	case "show":
+		// The embedded default, to copy and edit: its comments document
+		// every key.
+		os.Stdout.Write(policy.DefaultTOML())
+		return 0
 	case "check":
 		file := ""
 		if len(args) > 1 {

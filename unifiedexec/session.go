@@ -115,12 +115,14 @@ const transcriptBlock = 64 << 10
 func (t *transcript) Write(b []byte) {
 	for len(b) > 0 {
 		n := len(t.blocks)
-		if n == 0 || len(t.blocks[n-1]) == cap(t.blocks[n-1]) {
-			t.blocks = append(t.blocks, make([]byte, 0, transcriptBlock))
+		if n == 0 || len(t.blocks[n-1]) >= transcriptBlock {
+			// Blocks start small and grow by append up to their size, so
+			// a session that printed a line costs bytes, not a block.
+			t.blocks = append(t.blocks, nil)
 			n++
 		}
 		last := &t.blocks[n-1]
-		k := min(cap(*last)-len(*last), len(b))
+		k := min(transcriptBlock-len(*last), len(b))
 		*last = append(*last, b[:k]...)
 		t.size += k
 		b = b[k:]

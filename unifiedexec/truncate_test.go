@@ -2,6 +2,7 @@ package unifiedexec
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -165,4 +166,24 @@ func FuzzEncodeKeys(f *testing.F) {
 			t.Fatalf("unclear error %v", err)
 		}
 	})
+}
+
+// TestTranscriptBounded: past its cap the transcript drops old blocks but
+// keeps numbering lines from the start of the session.
+func TestTranscriptBounded(t *testing.T) {
+	var tr transcript
+	for i := 1; i <= 200_000; i++ {
+		tr.Write([]byte(strings.Repeat("x", 10) + " " + strconv.Itoa(i) + "\n"))
+	}
+	if tr.size > transcriptMax+transcriptBlock {
+		t.Fatalf("transcript holds %d bytes", tr.size)
+	}
+	lines, first, total := tr.Lines(-1, 2)
+	if total != 200_000 || first != 199_998 || lines[1] != "xxxxxxxxxx 200000" {
+		t.Fatalf("tail: %v %d %d", lines, first, total)
+	}
+	lines, first, _ = tr.Lines(0, 1)
+	if len(lines) != 1 || !strings.HasSuffix(lines[0], " "+strconv.Itoa(first+1)) {
+		t.Fatalf("oldest kept line %v numbered %d", lines, first)
+	}
 }

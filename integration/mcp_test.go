@@ -3,6 +3,7 @@ package integration
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -235,4 +236,29 @@ func startServerProto(t *testing.T, o serverOpts, protocol string) *server {
 	}
 	o.protocol = protocol
 	return startServer(t, o)
+}
+
+// TestMCPBackgroundExit: a session nobody is watching exits; the client
+// gets a logging notification with its id, exit code and last lines.
+func TestMCPBackgroundExit(t *testing.T) {
+	got := make(chan map[string]any, 4)
+	s := startServer(t, serverOpts{protocol: "2025-06-18", client: &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			if m, ok := req.Params.Data.(map[string]any); ok {
+				got <- m
+			}
+		},
+	}})
+	if err := s.session.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	id := sessionID(t, s.exec(map[string]any{"cmd": "sleep 0.5; echo last-words; exit 4", "yield_time_ms": 250}))
+	select {
+	case m := <-got:
+		if m["session_id"] != float64(id) || m["exit_code"] != float64(4) || !strings.Contains(fmt.Sprint(m["last_lines"]), "last-words") {
+			t.Fatalf("notification: %v", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notification of the background exit")
+	}
 }

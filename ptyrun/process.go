@@ -222,11 +222,16 @@ func (p *Process) closeStatus(files ...*os.File) {
 // draining and closes the reader.
 func (p *Process) pump() {
 	defer close(p.pumpEnd)
-	buf := make([]byte, 32*1024)
+	// An idle session holds its read buffer while it waits: start small,
+	// grow once the command proves chatty.
+	buf := make([]byte, 4*1024)
 	for {
 		n, err := p.output.Read(buf)
 		if n > 0 {
 			p.spec.Output.Write(buf[:n])
+			if n == len(buf) && len(buf) < 32*1024 {
+				buf = make([]byte, 32*1024)
+			}
 		}
 		if err != nil {
 			return

@@ -101,3 +101,25 @@ func BenchmarkIdleSessionHeap(b *testing.B) {
 		m.Close()
 	}
 }
+
+// A flood in one session must not slow calls on others: exec of `true`
+// while another session runs `yes` forever, against the same without.
+func benchBeside(b *testing.B, flood bool) {
+	m := New(Config{Workspace: b.TempDir()})
+	defer m.Close()
+	if flood {
+		r, err := m.Exec(context.Background(), ExecRequest{Cmd: "yes flood", Login: noLogin, Yield: time.Millisecond})
+		if err != nil || r.SessionID == 0 {
+			b.Fatal(err, r)
+		}
+	}
+	for b.Loop() {
+		r, err := m.Exec(context.Background(), ExecRequest{Cmd: "true", Login: noLogin})
+		if err != nil || r.ExitCode == nil {
+			b.Fatal(err, r)
+		}
+	}
+}
+
+func BenchmarkExecBesideQuiet(b *testing.B) { benchBeside(b, false) }
+func BenchmarkExecBesideFlood(b *testing.B) { benchBeside(b, true) }

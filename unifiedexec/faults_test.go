@@ -1,0 +1,58 @@
+//go:build linux
+
+package unifiedexec
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestKillIgnoringSIGTERM: a command that ignores SIGTERM is killed after
+// the grace period, with its whole tree.
+func TestKillIgnoringSIGTERM(t *testing.T) {
+	for _, noIso := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noIsolation=%v", noIso), func(t *testing.T) {
+			m := newManager(t, Config{KillGrace: 300 * time.Millisecond, NoIsolation: noIso})
+			tag := fmt.Sprintf("5%d.%d", rand.IntN(1000), rand.IntN(1000))
+			r := exec1(t, m, ExecRequest{Cmd: "trap '' TERM; echo ready; while :; do sleep " + tag + " || true; done", Yield: 300 * time.Millisecond})
+			if r.SessionID == 0 {
+				t.Fatalf("exited: %+v", r)
+			}
+			start := time.Now()
+			k, err := m.Kill(context.Background(), r.SessionID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k.ExitCode == nil || *k.ExitCode != 128+9 {
+				t.Fatalf("want SIGKILL (137), got %+v", k)
+			}
+			if el := time.Since(start); el > 10*time.Second {
+				t.Fatalf("kill took %v", el)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for len(procsWith(tag)) > 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("survivors: %v", procsWith(tag))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// TestClosedStdoutKeepsRunning: a command that closes its output and keeps
+// running is still a running process; its exit is reported when it comes.
+func TestClosedStdoutKeepsRunning(t *testing.T) {
+	m := newManager(t, Config{})
+	r := exec1(t, m, ExecRequest{Cmd: "echo before; exec >&- 2>&-; sleep 1; exit 6", Yield: 250 * time.Millisecond})
+	if r.SessionID == 0 || r.Output != "before\n" {
+		t.Fatalf("first window: %+v", r)
+	}
+	w, err := m.Write(context.Background(), WriteRequest{SessionID: r.SessionID, Yield: 10 * time.Second})
+	if err != nil || w.ExitCode == nil || *w.ExitCode != 6 {
+		t.Fatalf("exit not reported: %v %+v", err, w)
+	}
+}

@@ -47,16 +47,12 @@ type Orchestrator struct {
 	status sandbox.Status
 	cache  approval.Cache
 	audit  *auditLog
-
-	// mu guards plans.
-	mu    sync.Mutex
-	plans map[string][]byte
 }
 
 // New returns an Orchestrator for cfg. It fails when the audit log is
 // required and cannot be opened, or the workspace does not exist.
 func New(cfg Config) (*Orchestrator, error) {
-	o := &Orchestrator{pol: cfg.Policy, prompt: cfg.Prompter, plans: map[string][]byte{}}
+	o := &Orchestrator{pol: cfg.Policy, prompt: cfg.Prompter}
 	if o.pol == nil {
 		o.pol = policy.Default()
 	}
@@ -349,7 +345,7 @@ func isNeedInput(err error) bool {
 
 // spawn starts the command under mode's sandbox.
 func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, mode string, ev event) (*unifiedexec.Response, error) {
-	helper, notes, err := o.helperFor(mode)
+	helper, notes, err := o.helperFor(o.pol.Sandbox, mode)
 	if err != nil {
 		ev.Event, ev.Sandbox, ev.Reason = "refused", mode, err.Error()
 		o.audit.write(ev)
@@ -365,35 +361,31 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 	return o.m.Exec(ctx, req)
 }
 
-// helperFor compiles (once per mode) the plan and checks the host can
-// enforce it.
-func (o *Orchestrator) helperFor(mode string) (*ptyrun.Helper, []string, error) {
+// helperFor compiles the plan for sp in mode — anew for every command,
+// so paths that appeared since (a .git after git init) are protected — and
+// checks the host can enforce it. Notes say when a command runs
+// unsandboxed because the policy allows that.
+func (o *Orchestrator) helperFor(sp policy.Sandbox, mode string) (*ptyrun.Helper, []string, error) {
 	if mode == policy.ModeDangerFullAccess {
+		if o.status.Namespaces {
+			return &ptyrun.Helper{Isolate: true}, nil, nil
+		}
 		return nil, nil, nil
 	}
-	o.mu.Lock()
-	payload, ok := o.plans[mode]
-	o.mu.Unlock()
-	sp := o.pol.Sandbox
 	sp.Mode = mode
 	plan, err := sandbox.Compile(sp, o.ws)
 	if err != nil {
 		return nil, nil, err
-	}
-	if !ok {
-		payload, err = plan.Marshal()
-		if err != nil {
-			return nil, nil, err
-		}
-		o.mu.Lock()
-		o.plans[mode] = payload
-		o.mu.Unlock()
 	}
 	if missing := o.status.Missing(plan); len(missing) > 0 {
 		if sp.Required {
 			return nil, nil, fmt.Errorf("%w: this host lacks %s; set [sandbox] required = false to run unsandboxed, or mode = \"danger-full-access\"", ErrSandboxUnavailable, strings.Join(missing, ", "))
 		}
 		return nil, []string{unsandboxedNote + " this host lacks " + strings.Join(missing, ", ") + " (policy: required = false)."}, nil
+	}
+	payload, err := plan.Marshal()
+	if err != nil {
+		return nil, nil, err
 	}
 	return &ptyrun.Helper{Payload: payload, Isolate: o.status.Namespaces}, nil, nil
 }
@@ -495,28 +487,12 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 }
 
 func (o *Orchestrator) runOnce(ctx context.Context, req RunRequest, pol *policy.Policy, mode string, ev event) (int, *tailBuffer, error) {
-	var helper *ptyrun.Helper
-	if mode != policy.ModeDangerFullAccess {
-		sp := pol.Sandbox
-		sp.Mode = mode
-		plan, err := sandbox.Compile(sp, o.ws)
-		if err != nil {
-			return 0, nil, err
-		}
-		if missing := o.status.Missing(plan); len(missing) > 0 {
-			if sp.Required {
-				return 0, nil, fmt.Errorf("%w: this host lacks %s; set [sandbox] required = false to run unsandboxed", ErrSandboxUnavailable, strings.Join(missing, ", "))
-			}
-			fmt.Fprintf(os.Stderr, "unified-exec: running WITHOUT the sandbox: this host lacks %s (required = false)\n", strings.Join(missing, ", "))
-		} else {
-			payload, err := plan.Marshal()
-			if err != nil {
-				return 0, nil, err
-			}
-			helper = &ptyrun.Helper{Payload: payload, Isolate: o.status.Namespaces}
-		}
-	} else if o.status.Namespaces {
-		helper = &ptyrun.Helper{Isolate: true}
+	helper, notes, err := o.helperFor(pol.Sandbox, mode)
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(os.Stderr, "unified-exec: "+n)
 	}
 	ev.Event, ev.Sandbox = "spawn", mode
 	if err := o.audit.write(ev); err != nil {

@@ -245,3 +245,25 @@ func TestNoOneToAsk(t *testing.T) {
 		t.Fatalf("want a refusal naming the policy, got %v", err)
 	}
 }
+
+// TestGitInitLaterIsProtected: the plan is compiled for every command, so
+// a .git that appears after the first command is protected from then on.
+func TestGitInitLaterIsProtected(t *testing.T) {
+	f := newFixture(t, "on-request", "")
+	if r, err := f.exec(t, "true", false, ""); err != nil || *r.ExitCode != 0 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	if err := os.MkdirAll(filepath.Join(f.ws, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.exec(t, "echo pwned > .git/hooks/pre-commit", false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *r.ExitCode == 0 {
+		t.Fatal("wrote a hook into a .git created after the first command")
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, ".git", "hooks", "pre-commit")); err == nil {
+		t.Fatal("the hook exists")
+	}
+}

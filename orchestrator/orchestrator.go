@@ -85,10 +85,21 @@ func New(cfg Config) (*Orchestrator, error) {
 			MaxSessions:      o.pol.Limits.MaxSessions,
 			MaxOutputTokens:  o.pol.Limits.MaxOutputTokens,
 			BufferBytes:      o.pol.Limits.OutputBufferBytes,
+			MaxProcesses:     maxProcesses(o.pol.Limits.MaxProcesses, o.status),
 			OnBackgroundExit: cfg.OnBackgroundExit,
 		})
 	}
 	return o, nil
+}
+
+// maxProcesses is the per-session limit the manager can enforce here: the
+// policy's, or none where the host has no pids cgroup (`sandbox status`
+// and every exec_command response say so).
+func maxProcesses(n int, st sandbox.Status) int {
+	if !st.ProcessLimit {
+		return 0
+	}
+	return n
 }
 
 // Policy is the policy in force.
@@ -354,6 +365,9 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 	req.Helper = helper
 	req.Label = "sandbox: " + mode
 	req.Notes = append(req.Notes, notes...)
+	if o.pol.Limits.MaxProcesses > 0 && !o.status.ProcessLimit {
+		req.Notes = append(req.Notes, "No process limit on this host ("+o.status.ProcessLimitErr+"): [limits] max_processes is not enforced.")
+	}
 	ev.Event, ev.Sandbox = "spawn", mode
 	if err := o.audit.write(ev); err != nil {
 		return nil, err

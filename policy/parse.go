@@ -42,7 +42,7 @@ func Defaults() *Policy {
 		Approval: Approval{Mode: ApprovalOnRequest, Prompt: "auto"},
 		Sandbox:  DefaultSandbox(),
 		Env:      Env{Inherit: "all", Exclude: slices.Clone(DefaultExclude)},
-		Limits:   Limits{MaxSessions: 64, MaxOutputTokens: 10_000, OutputBufferBytes: 1 << 20},
+		Limits:   Limits{MaxSessions: 64, MaxOutputTokens: 10_000, OutputBufferBytes: 1 << 20, MaxProcesses: DefaultMaxProcesses},
 	}
 }
 
@@ -156,7 +156,7 @@ var knownKeys = map[string][]string{
 	"sandbox":  {"mode", "network", "writable_roots", "exclude_slash_tmp", "exclude_tmpdir_env_var", "protected", "deny_read", "required"},
 	"rule":     {"pattern", "decision", "reason", "sandbox"},
 	"env":      {"inherit", "exclude", "set"},
-	"limits":   {"max_sessions", "max_output_tokens", "output_buffer_bytes", "session_timeout"},
+	"limits":   {"max_sessions", "max_output_tokens", "output_buffer_bytes", "session_timeout", "max_processes"},
 	"audit":    {"path", "required"},
 }
 
@@ -317,6 +317,9 @@ func (p *Policy) validate(loc *locator) Errors {
 	}
 	if p.Limits.OutputBufferBytes < 4096 || p.Limits.OutputBufferBytes > 1<<30 {
 		add("limits", "output_buffer_bytes", "%d is out of range 4096–1073741824", p.Limits.OutputBufferBytes)
+	}
+	if n := p.Limits.MaxProcesses; n < 0 || n > 0 && n < 8 || n > 1<<22 {
+		add("limits", "max_processes", "%d is out of range: 0 (no limit) or 8–4194304", n)
 	}
 	if s := p.Limits.SessionTimeout; s != "" {
 		if d, err := time.ParseDuration(s); err != nil || d <= 0 {

@@ -86,12 +86,20 @@ type Env struct {
 	Set     map[string]string `toml:"set"`
 }
 
+// DefaultMaxProcesses is [limits] max_processes when the policy says
+// nothing: room for parallel builds and thread-heavy tools, well short of
+// what a fork bomb needs to hurt the machine.
+const DefaultMaxProcesses = 2048
+
 // Limits is the [limits] table.
 type Limits struct {
 	MaxSessions       int    `toml:"max_sessions"`
 	MaxOutputTokens   int    `toml:"max_output_tokens"`
 	OutputBufferBytes int    `toml:"output_buffer_bytes"`
 	SessionTimeout    string `toml:"session_timeout"` // Go duration; "" = none
+	// MaxProcesses caps the processes and threads of one session; 0 = no
+	// limit.
+	MaxProcesses int `toml:"max_processes"`
 }
 
 // Audit is the [audit] table.

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -72,6 +73,11 @@ type Process struct {
 	// status is the read end of the helper's status pipe, or nil.
 	status *os.File
 	marker string
+	// limit is the session's pids cgroup, or nil without Spec.MaxProcs.
+	limit *procLimit
+	// refused is the limit's final count, kept once limitGone is set.
+	refused   atomic.Int64
+	limitGone atomic.Bool
 	// ttyName is the terminal's slave device, e.g. /dev/pts/3.
 	ttyName string
 
@@ -96,6 +102,19 @@ func (p *Process) start() error {
 	}
 	p.marker = newMarker()
 	env = append(env, markerEnv+"="+p.marker)
+	if spec.MaxProcs > 0 {
+		l, err := newProcLimit(spec.MaxProcs, p.marker)
+		if err != nil {
+			return fmt.Errorf("ptyrun: %w", err)
+		}
+		p.limit = l
+	}
+	ok := false
+	defer func() {
+		if !ok && p.limit != nil {
+			p.limit.close()
+		}
+	}()
 
 	argv := spec.Argv
 	var cmd *exec.Cmd
@@ -180,7 +199,11 @@ func (p *Process) start() error {
 		cmd.Stdout, cmd.Stderr = w, w
 	}
 
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if p.limit != nil {
+		start = func() error { return p.limit.startIn(cmd.SysProcAttr, cmd.Start) }
+	}
+	if err := start(); err != nil {
 		slave.Close()
 		p.output.Close()
 		p.closeStatus(payloadW, statusW)
@@ -200,6 +223,7 @@ func (p *Process) start() error {
 			p.killTree(syscall.SIGKILL)
 		}
 	}
+	ok = true
 	go p.pump()
 	go p.wait()
 	return nil
@@ -268,11 +292,34 @@ func (p *Process) wait() {
 		<-p.pumpEnd
 	}
 	p.output.Close()
+	if p.limit != nil {
+		p.refused.Store(int64(p.limit.hitMax()))
+		p.limitGone.Store(true)
+		// Everything still in the session's cgroup ends with it.
+		if err := p.limit.close(); err != nil {
+			fmt.Fprintf(p.spec.Output, "\r\nunified-exec: %v\r\n", err)
+		}
+	}
 	close(p.done)
 }
 
 // drainCap bounds the wait for end-of-output after the leader exited.
 const drainCap = 200 * time.Millisecond
+
+// ForksRefused is how many forks the session's process limit refused so
+// far (0 without one).
+func (p *Process) ForksRefused() int {
+	if p.limit == nil {
+		return 0
+	}
+	if !p.limitGone.Load() {
+		n := p.limit.hitMax()
+		if !p.limitGone.Load() {
+			return n
+		}
+	}
+	return int(p.refused.Load())
+}
 
 // Pid is the process id of the leader (the helper when one is used).
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
@@ -410,6 +457,11 @@ type Spec struct {
 	// Output receives every byte the command writes, from the pump
 	// goroutine, in order. It should not block for long.
 	Output io.Writer
+	// MaxProcs caps the processes and threads of the whole session (a
+	// fork bomb stops there) with a cgroup of its own; 0 means no limit.
+	// Start fails where the limit cannot be set (see
+	// [ProcessLimitAvailable]).
+	MaxProcs int
 	// Helper, when set, starts the command through a re-executed helper
 	// that applies restrictions first (see [Helper]).
 	Helper *Helper

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/unified-exec/unified-exec/policy"
+	"github.com/unified-exec/unified-exec/ptyrun"
 )
 
 // MinLandlockABI is the oldest Landlock ABI [Apply] accepts. ABI 1
@@ -31,6 +32,11 @@ type Status struct {
 	Namespaces bool
 	// NamespaceErr says why not, when Namespaces is false.
 	NamespaceErr string
+	// ProcessLimit is true when each session can get a pids cgroup, so
+	// [limits] max_processes contains a fork bomb.
+	ProcessLimit bool
+	// ProcessLimitErr says why not, when ProcessLimit is false.
+	ProcessLimitErr string
 }
 
 var host struct {
@@ -52,6 +58,11 @@ func HostStatus() Status {
 			host.st.NamespaceErr = err.Error()
 		} else {
 			host.st.Namespaces = true
+		}
+		if ok, err := ptyrun.ProcessLimitAvailable(); ok {
+			host.st.ProcessLimit = true
+		} else {
+			host.st.ProcessLimitErr = err.Error()
 		}
 	})
 	return host.st
@@ -142,6 +153,11 @@ func (s Status) String() string {
 		b.WriteString("namespaces: yes (own PID and mount namespace per session: private /proc, whole-tree kill, protected paths by read-only mounts)\n")
 	} else {
 		fmt.Fprintf(&b, "namespaces: no (%s): other processes visible in /proc; protected paths enforced by carving\n", s.NamespaceErr)
+	}
+	if s.ProcessLimit {
+		b.WriteString("process limit: yes (a pids cgroup per session: [limits] max_processes contains a fork bomb)\n")
+	} else {
+		fmt.Fprintf(&b, "process limit: no (%s): a fork bomb is not contained\n", s.ProcessLimitErr)
 	}
 	return b.String()
 }

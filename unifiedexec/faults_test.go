@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,4 +56,39 @@ func TestClosedStdoutKeepsRunning(t *testing.T) {
 	if err != nil || w.ExitCode == nil || *w.ExitCode != 6 {
 		t.Fatalf("exit not reported: %v %+v", err, w)
 	}
+}
+
+// TestUnwatchedFloodKeepsTail: a flood nobody watches is slowed, not cut:
+// its last line and its exit code still arrive.
+func TestUnwatchedFloodKeepsTail(t *testing.T) {
+	m := New(Config{Workspace: t.TempDir(), BufferBytes: 64 << 10})
+	defer m.Close()
+	r, err := m.Exec(context.Background(), ExecRequest{Cmd: "sleep 0.5; seq 1 2000000; echo flood-end", Login: noLogin, Yield: time.Millisecond})
+	if err != nil || r.SessionID == 0 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	id := r.SessionID
+	time.Sleep(time.Second) // unwatched: the buffer fills, reading slows
+	var all strings.Builder
+	for i := 0; i < 60; i++ {
+		w, err := m.Write(context.Background(), WriteRequest{SessionID: id, Yield: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.WriteString(w.Output)
+		if w.ExitCode != nil {
+			if *w.ExitCode != 0 || !strings.Contains(w.Output, "2000000\nflood-end") {
+				t.Fatalf("exit %d, last output %q", *w.ExitCode, tailOf(w.Output, 200))
+			}
+			return
+		}
+	}
+	t.Fatalf("the flood never ended; last output %q", tailOf(all.String(), 200))
+}
+
+func tailOf(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }

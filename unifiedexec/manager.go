@@ -57,6 +57,10 @@ type Config struct {
 	// OnBackgroundExit, if set, is told when a session exits while no call
 	// is watching it: its id, exit code and last lines of output.
 	OnBackgroundExit func(id, code int, lastLines []string)
+	// MaxProcesses caps the processes and threads of each session (a fork
+	// bomb stops there), with a cgroup per session; 0 = no limit. Where
+	// cgroups cannot be used, Exec fails with an error that says so.
+	MaxProcesses int
 	// NoIsolation disables the PID namespace per session even where it is
 	// available (the kill then relies on process groups and markers).
 	NoIsolation bool
@@ -196,14 +200,15 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 		helper = &h
 	}
 	spec := ptyrun.Spec{
-		Argv:   []string{shell, flag, req.Cmd},
-		Dir:    dir,
-		Env:    BuildEnv(m.baseEnv(), req.TTY),
-		TTY:    req.TTY,
-		Rows:   req.Rows,
-		Cols:   req.Cols,
-		Output: s,
-		Helper: helper,
+		Argv:     []string{shell, flag, req.Cmd},
+		Dir:      dir,
+		Env:      BuildEnv(m.baseEnv(), req.TTY),
+		TTY:      req.TTY,
+		Rows:     req.Rows,
+		Cols:     req.Cols,
+		Output:   s,
+		Helper:   helper,
+		MaxProcs: m.cfg.MaxProcesses,
 	}
 	m.mu.Lock()
 	if m.closed {
@@ -312,16 +317,16 @@ func (m *Manager) window(ctx context.Context, s *session, started time.Time, yie
 	if maxTokens <= 0 {
 		maxTokens = m.cfg.MaxOutputTokens
 	}
-	if observe != nil {
+	s.mu.Lock()
+	s.observer = observe
+	s.watched++
+	s.mu.Unlock()
+	defer func() {
 		s.mu.Lock()
-		s.observer = observe
+		s.observer = nil
+		s.watched--
 		s.mu.Unlock()
-		defer func() {
-			s.mu.Lock()
-			s.observer = nil
-			s.mu.Unlock()
-		}()
-	}
+	}()
 	timer := time.NewTimer(time.Until(started.Add(yield)))
 	defer timer.Stop()
 	// In a terminal, poll for "waiting for input": the window then ends
@@ -361,6 +366,10 @@ loop:
 	r := s.respond(started, maxTokens)
 	if waiting && r.ExitCode == nil {
 		r.Notes = append(r.Notes, WaitingNote)
+	}
+	if n := s.proc.ForksRefused(); n > s.refusedSeen {
+		s.refusedSeen = n
+		r.Notes = append(r.Notes, fmt.Sprintf("The session hit its process limit (%d processes and threads): %d forks failed. Raise [limits] max_processes if the command really needs more.", m.cfg.MaxProcesses, n))
 	}
 	return r
 }

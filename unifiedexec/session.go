@@ -22,6 +22,9 @@ type session struct {
 	// calls serializes the tool calls on this session (a 1-slot lock
 	// that a waiting call can abandon).
 	calls chan struct{}
+	// refusedSeen is the count of refused forks already reported; only the
+	// call holding calls touches it.
+	refusedSeen int
 
 	// lastUsed is guarded by Manager.mu.
 	lastUsed time.Time
@@ -36,7 +39,17 @@ type session struct {
 	observer     func([]byte) // the current call's, if any
 	received     int64        // bytes received from the process
 	lastOutput   time.Time    // when the last bytes arrived
+	watched      int          // calls in their window on this session
 }
+
+// unwatchedRate caps how fast a session is read while no call watches it
+// and its buffer already drops output between head and tail. A flood
+// nobody reads then waits on its terminal or pipe, as under a terminal's
+// flow control, instead of taking a core from every other session; no
+// output is lost by it (only the middle, which the buffer drops anyway, is
+// produced later), and the command runs at full speed again as soon as a
+// call watches it.
+const unwatchedRate = 16 << 20 // bytes per second
 
 // Write is the process's output sink (called by the pump goroutine).
 func (s *session) Write(p []byte) (int, error) {
@@ -44,7 +57,11 @@ func (s *session) Write(p []byte) (int, error) {
 	s.received += int64(len(p))
 	s.lastOutput = time.Now()
 	s.clean.Write(p)
+	throttle := s.watched == 0 && s.buf.dropped > 0
 	s.mu.Unlock()
+	if throttle {
+		time.Sleep(time.Duration(len(p)) * time.Second / unwatchedRate)
+	}
 	return len(p), nil
 }
 

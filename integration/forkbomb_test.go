@@ -1,0 +1,66 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unified-exec/unified-exec/ptyrun"
+	"github.com/unified-exec/unified-exec/sandbox/sandboxtest"
+)
+
+// TestForkBombContained: a fork bomb in a sandboxed session stops at the
+// session's process limit, the response says so, other sessions keep
+// answering, and killing the session leaves no process and no cgroup.
+func TestForkBombContained(t *testing.T) {
+	if ok, err := ptyrun.ProcessLimitAvailable(); !ok {
+		if os.Getenv(sandboxtest.RequireEnv) == "1" {
+			t.Fatalf("process limit required but unavailable: %v", err)
+		}
+		t.Skipf("process limit unavailable: %v", err)
+	}
+	dir := t.TempDir()
+	pf := filepath.Join(dir, "policy.toml")
+	if err := os.WriteFile(pf, []byte("[limits]\nmax_processes = 64\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, serverOpts{args: []string{"--policy", pf}, workspace: dir})
+	cgroups := func() []string {
+		m, _ := filepath.Glob("/sys/fs/cgroup/pids/unified-exec-" + strconv.Itoa(s.cmd.Process.Pid) + "-*")
+		return m
+	}
+
+	text := s.exec(map[string]any{"cmd": "b() { b | b & }; b; sleep 60", "yield_time_ms": 3000})
+	id := sessionID(t, text)
+	if !strings.Contains(text, "hit its process limit (64 processes and threads)") {
+		t.Fatalf("no process-limit note while the bomb runs:\n%s", text)
+	}
+	if len(cgroups()) != 1 {
+		t.Fatalf("want the bomb's one session cgroup, got %v", cgroups())
+	}
+
+	if out := output(s.exec(map[string]any{"cmd": "echo alive"})); !strings.Contains(out, "alive") {
+		t.Fatalf("another session beside the bomb answered %q", out)
+	}
+
+	// The sandbox keeps a command in its cgroup: moving itself to the
+	// root (no limit) is refused.
+	esc := output(s.exec(map[string]any{"cmd": "echo $$ > /sys/fs/cgroup/pids/cgroup.procs && echo ESCAPED; grep pids /proc/self/cgroup"}))
+	if strings.Contains(esc, "ESCAPED") || !strings.Contains(esc, "unified-exec-") {
+		t.Fatalf("a sandboxed command left its session cgroup:\n%s", esc)
+	}
+
+	if text, isErr, _ := s.call("kill_session", map[string]any{"session_id": id}); isErr {
+		t.Fatalf("kill_session: %s", text)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(cgroups()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the bomb's cgroup is still there after the kill: %v", cgroups())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,286 @@
+package ptyrun
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A procLimit is the session's own pids cgroup: the command is born in it
+// (never moved there after it could fork), pids.max caps its processes
+// and threads, and on the way out whatever is left in it is killed and
+// the cgroup removed.
+type procLimit struct {
+	dir string
+	v2  bool
+	// fd is the cgroup directory (v2), for CLONE_INTO_CGROUP.
+	fd *os.File
+}
+
+// cgroupPrefix names the session cgroups; the server's pid follows, so
+// a later server can remove those of one that was killed.
+const cgroupPrefix = "unified-exec-"
+
+var pidsRoot struct {
+	once  sync.Once
+	mount string // where the pids hierarchy is mounted
+	dir   string // the server's own cgroup in it
+	v2    bool
+	err   error
+}
+
+// ProcessLimitAvailable reports whether sessions can be given a process
+// limit here (a pids cgroup this process may create children in), and if
+// not, why.
+func ProcessLimitAvailable() (bool, error) {
+	findPidsRoot()
+	return pidsRoot.err == nil, pidsRoot.err
+}
+
+func findPidsRoot() {
+	pidsRoot.once.Do(func() {
+		pidsRoot.mount, pidsRoot.dir, pidsRoot.v2, pidsRoot.err = locatePids()
+		if pidsRoot.err == nil {
+			removeStaleCgroups(pidsRoot.dir)
+		}
+	})
+}
+
+// locatePids finds this process's cgroup in a hierarchy with the pids
+// controller: a cgroup v1 "pids" mount, or cgroup v2 with pids enabled.
+func locatePids() (mount, dir string, v2 bool, err error) {
+	mounts, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", false, fmt.Errorf("process limit: reading mounts: %w", err)
+	}
+	defer mounts.Close()
+	var v1Mount, v2Mount string
+	sc := bufio.NewScanner(mounts)
+	for sc.Scan() {
+		// id parent maj:min root mountpoint opts ... - fstype source superopts
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if len(f) < 5 || len(g) < 3 {
+			continue
+		}
+		switch g[0] {
+		case "cgroup":
+			for _, o := range strings.Split(g[2], ",") {
+				if o == "pids" && v1Mount == "" {
+					v1Mount = f[4]
+				}
+			}
+		case "cgroup2":
+			if v2Mount == "" {
+				v2Mount = f[4]
+			}
+		}
+	}
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", "", false, fmt.Errorf("process limit: reading /proc/self/cgroup: %w", err)
+	}
+	var v1Path, v2Path string
+	for _, line := range strings.Split(string(own), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			v2Path = parts[2]
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if c == "pids" {
+				v1Path = parts[2]
+			}
+		}
+	}
+	if v1Mount != "" && v1Path != "" {
+		dir := filepath.Join(v1Mount, v1Path)
+		if unix.Access(dir, unix.W_OK) != nil {
+			return "", "", false, fmt.Errorf("process limit: the pids cgroup %s is not writable by this process", dir)
+		}
+		return v1Mount, dir, false, nil
+	}
+	if v2Mount != "" && v2Path != "" {
+		dir := filepath.Join(v2Mount, v2Path)
+		ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+		if err != nil {
+			return "", "", false, fmt.Errorf("process limit: reading %s: %w", dir, err)
+		}
+		if !hasWord(string(ctl), "pids") {
+			// Enabling works in the root, or in a cgroup of ours that
+			// holds no process of its own; elsewhere the host must
+			// delegate it.
+			if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+pids"), 0); err != nil {
+				return "", "", false, fmt.Errorf("process limit: the pids controller is not enabled below %s and enabling it failed (%v): run the server in a cgroup with pids delegated", dir, err)
+			}
+		}
+		return v2Mount, dir, true, nil
+	}
+	return "", "", false, errors.New("process limit: no cgroup hierarchy with the pids controller is mounted")
+}
+
+func hasWord(s, w string) bool {
+	for _, f := range strings.Fields(s) {
+		if f == w {
+			return true
+		}
+	}
+	return false
+}
+
+// removeStaleCgroups removes empty session cgroups left by servers that
+// are gone (killed before they could clean up).
+func removeStaleCgroups(root string) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+		if err != nil || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		syscall.Rmdir(filepath.Join(root, e.Name()))
+	}
+}
+
+// newProcLimit creates the session cgroup with pids.max = max.
+func newProcLimit(max int, marker string) (*procLimit, error) {
+	findPidsRoot()
+	if pidsRoot.err != nil {
+		return nil, pidsRoot.err
+	}
+	l := &procLimit{dir: filepath.Join(pidsRoot.dir, cgroupPrefix+strconv.Itoa(os.Getpid())+"-"+marker), v2: pidsRoot.v2}
+	if err := os.Mkdir(l.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("process limit: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(l.dir, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
+		syscall.Rmdir(l.dir)
+		return nil, fmt.Errorf("process limit: setting pids.max: %w", err)
+	}
+	if l.v2 {
+		fd, err := os.Open(l.dir)
+		if err != nil {
+			syscall.Rmdir(l.dir)
+			return nil, fmt.Errorf("process limit: %w", err)
+		}
+		l.fd = fd
+	}
+	return l, nil
+}
+
+// startIn runs start so that the child it forks is born in the cgroup:
+// with v2 through CLONE_INTO_CGROUP; with v1 the forking thread joins the
+// cgroup for the fork and leaves it after (a thread that cannot leave is
+// retired with its goroutine rather than reused).
+func (l *procLimit) startIn(attr *syscall.SysProcAttr, start func() error) error {
+	if l.v2 {
+		attr.UseCgroupFD = true
+		attr.CgroupFD = int(l.fd.Fd())
+		return start()
+	}
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		tid := strconv.Itoa(unix.Gettid())
+		home, err := threadCgroup()
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- err
+			return
+		}
+		if err := os.WriteFile(filepath.Join(l.dir, "tasks"), []byte(tid), 0); err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("process limit: joining %s: %w", l.dir, err)
+			return
+		}
+		errc <- start()
+		if os.WriteFile(filepath.Join(home, "tasks"), []byte(tid), 0) == nil {
+			runtime.UnlockOSThread()
+		}
+	}()
+	return <-errc
+}
+
+// threadCgroup is the calling thread's directory in the v1 pids hierarchy.
+func threadCgroup() (string, error) {
+	b, err := os.ReadFile("/proc/thread-self/cgroup")
+	if err != nil {
+		return "", fmt.Errorf("process limit: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) == 3 && hasWord(strings.ReplaceAll(parts[1], ",", " "), "pids") {
+			return filepath.Join(pidsRoot.mount, parts[2]), nil
+		}
+	}
+	return "", errors.New("process limit: this thread is in no pids cgroup")
+}
+
+// hitMax reports how many forks the limit refused.
+func (l *procLimit) hitMax() int {
+	b, err := os.ReadFile(filepath.Join(l.dir, "pids.events"))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "max "); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
+}
+
+// close kills whatever is still in the cgroup, waits for it to empty and
+// removes it. It returns an error when the cgroup could not be removed.
+func (l *procLimit) close() error {
+	if l.fd != nil {
+		l.fd.Close()
+	}
+	var err error
+	for i := 0; i < 200; i++ {
+		if err = syscall.Rmdir(l.dir); err == nil || err == syscall.ENOENT {
+			return nil
+		}
+		if l.v2 {
+			os.WriteFile(filepath.Join(l.dir, "cgroup.kill"), []byte("1"), 0)
+		} else {
+			for _, pid := range cgroupPids(l.dir) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return fmt.Errorf("process limit: removing %s: %w", l.dir, err)
+}
+
+func cgroupPids(dir string) []int {
+	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, n)
+		}
+	}
+	return pids
+}

@@ -1,0 +1,110 @@
+//go:build linux
+
+package ptyrun
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// forker forks up to 100 sleeping children and says how many it got.
+const forker = `perl -e '$| = 1; my $n = 0; for (1..100) { my $p = fork; if (!defined $p) { print "refused: $!\n"; last } if ($p == 0) { sleep 30; exit 0 } $n++ } print "forked $n\n"; sleep 30'`
+
+func requireProcessLimit(t *testing.T) {
+	t.Helper()
+	if ok, err := ProcessLimitAvailable(); !ok {
+		if os.Getenv("UNIFIED_EXEC_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("process limit required but unavailable: %v", err)
+		}
+		t.Skipf("process limit unavailable: %v", err)
+	}
+}
+
+func sessionCgroups(t *testing.T) []string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(pidsRoot.dir, cgroupPrefix+strconv.Itoa(os.Getpid())+"-*"))
+	return m
+}
+
+// TestProcessLimit: forks beyond MaxProcs fail inside the session, the
+// refusals are counted, and a kill leaves no process and no cgroup.
+func TestProcessLimit(t *testing.T) {
+	requireProcessLimit(t)
+	for _, m := range modes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			var out syncBuf
+			p, err := Start(Spec{Argv: []string{"/bin/bash", "-c", forker}, TTY: m.tty, Output: &out, Helper: m.helper, MaxProcs: 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Kill(0) })
+			waitFor(t, func() bool { return strings.Contains(out.String(), "forked") })
+			got := regexp.MustCompile(`forked (\d+)`).FindStringSubmatch(out.String())
+			n, _ := strconv.Atoi(got[1])
+			if n >= 20 || !strings.Contains(out.String(), "refused: Resource temporarily unavailable") {
+				t.Fatalf("a limit of 20 let %d forks through:\n%s", n, out.String())
+			}
+			if p.ForksRefused() == 0 {
+				t.Fatal("ForksRefused is 0 after a refused fork")
+			}
+			if len(sessionCgroups(t)) != 1 {
+				t.Fatalf("session cgroups: %v", sessionCgroups(t))
+			}
+			p.Kill(100 * time.Millisecond)
+			if left := sessionCgroups(t); len(left) != 0 {
+				t.Fatalf("cgroup left after kill: %v", left)
+			}
+			if p.ForksRefused() == 0 {
+				t.Fatal("the refusal count was lost with the cgroup")
+			}
+			if z := zombieChildren(); len(z) > 0 {
+				t.Fatalf("zombies left: %v %s", z, describe(z))
+			}
+		})
+	}
+}
+
+// TestProcessLimitUnderLimit: a session that stays under its limit runs
+// as usual, and its cgroup goes when it exits on its own.
+func TestProcessLimitUnderLimit(t *testing.T) {
+	requireProcessLimit(t)
+	var out syncBuf
+	p, err := Start(Spec{Argv: []string{"/bin/bash", "-c", "echo a | cat; (sleep 0.05 &); exit 4"}, Output: &out, Helper: &Helper{Isolate: true}, MaxProcs: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	if st := p.ExitStatus(); st.Code != 4 || !strings.Contains(out.String(), "a") || p.ForksRefused() != 0 {
+		t.Fatalf("status %v, refused %d, output %q", st, p.ForksRefused(), out.String())
+	}
+	if left := sessionCgroups(t); len(left) != 0 {
+		t.Fatalf("cgroup left after exit: %v", left)
+	}
+}
+
+// TestStaleCgroupsRemoved: an empty session cgroup of a server that is
+// gone is removed by the next one.
+func TestStaleCgroupsRemoved(t *testing.T) {
+	requireProcessLimit(t)
+	stale := filepath.Join(pidsRoot.dir, cgroupPrefix+"999999999-deadbeef")
+	live := filepath.Join(pidsRoot.dir, cgroupPrefix+strconv.Itoa(os.Getpid())+"-feedface")
+	for _, d := range []string{stale, live} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.Remove(live)
+	removeStaleCgroups(pidsRoot.dir)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		os.Remove(stale)
+		t.Fatal("the stale cgroup was kept")
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Fatal("a live server's cgroup was removed")
+	}
+}

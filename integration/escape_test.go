@@ -39,6 +39,40 @@ func python(t *testing.T) string {
 	return strings.TrimSpace(string(p))
 }
 
+// Every escape attempt runs against both ways a session starts: forked
+// from a restricted thread inside the program's PID namespace (the
+// default), and through the re-executed helper, PID 1 of a namespace of
+// its own (UNIFIED_EXEC_SPAWN=helper). spawnEnv is the current one's.
+var spawnEnv []string
+
+func TestEscape(t *testing.T) {
+	modes := []struct {
+		name string
+		env  []string
+		// parentIsInit: the shell's parent is PID 1 (the helper) rather
+		// than the program.
+		parentIsInit bool
+	}{
+		{"thread", nil, false},
+		{"helper", []string{"UNIFIED_EXEC_SPAWN=helper"}, true},
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			spawnEnv = m.env
+			defer func() { spawnEnv = nil }()
+			e := newSandboxEnv(t, "")
+			if _, out := e.run(t, "echo $PPID"); (strings.TrimSpace(out) == "1") != m.parentIsInit {
+				t.Fatalf("the session did not start the %s way: its parent is %s", m.name, out)
+			}
+			t.Run("WorkspaceWrite", escapeWorkspaceWrite)
+			t.Run("ReadOnly", escapeReadOnly)
+			t.Run("Network", escapeNetwork)
+			t.Run("Processes", escapeProcesses)
+			t.Run("Terminals", escapeTerminals)
+		})
+	}
+}
+
 // sandboxEnv is a server whose HOME is a fake home with secrets, whose
 // environment holds a canary secret, and whose workspace is a git repo.
 type sandboxEnv struct {
@@ -80,7 +114,8 @@ func newSandboxEnv(t *testing.T, policyText string) *sandboxEnv {
 		os.WriteFile(pf, []byte(policyText), 0o644)
 		args = append(args, "--policy", pf)
 	}
-	s := startServer(t, serverOpts{args: args, workspace: ws, env: []string{"HOME=" + home, "UE_CANARY_TOKEN=canary-4242", "GIT_CONFIG_NOSYSTEM=1"}})
+	env := append([]string{"HOME=" + home, "UE_CANARY_TOKEN=canary-4242", "GIT_CONFIG_NOSYSTEM=1"}, spawnEnv...)
+	s := startServer(t, serverOpts{args: args, workspace: ws, env: env})
 	return &sandboxEnv{server: s, home: home, ws: ws, py: python(t)}
 }
 
@@ -99,7 +134,7 @@ func (e *sandboxEnv) run(t *testing.T, cmd string) (int, string) {
 	return int(code), output(text)
 }
 
-func TestEscapeWorkspaceWrite(t *testing.T) {
+func escapeWorkspaceWrite(t *testing.T) {
 	e := newSandboxEnv(t, "[sandbox]\ndeny_read = [\"~/.ssh\", \"~/.aws\", \"%WS%/private\"]\n")
 	refused := []struct{ name, cmd string }{
 		{"write /etc", "echo x > /etc/ue-escape"},
@@ -155,7 +190,7 @@ func TestEscapeWorkspaceWrite(t *testing.T) {
 	}
 }
 
-func TestEscapeReadOnly(t *testing.T) {
+func escapeReadOnly(t *testing.T) {
 	e := newSandboxEnv(t, "[sandbox]\nmode = \"read-only\"\n")
 	for _, cmd := range []string{"touch new.txt", "echo x > a/file.txt", "mkdir d", "rm a/file.txt", "touch /tmp/ue-ro-escape"} {
 		if code, out := e.run(t, cmd); code == 0 {
@@ -167,7 +202,7 @@ func TestEscapeReadOnly(t *testing.T) {
 	}
 }
 
-func TestEscapeNetwork(t *testing.T) {
+func escapeNetwork(t *testing.T) {
 	e := newSandboxEnv(t, "")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -224,17 +259,25 @@ print("CONNECTED"); sys.exit(4)`
 	}
 }
 
-func TestEscapeProcesses(t *testing.T) {
+func escapeProcesses(t *testing.T) {
 	e := newSandboxEnv(t, "")
 	pid := e.cmd.Process.Pid
 	cases := map[string]string{
 		"signal the server":  fmt.Sprintf("kill -0 %d", pid),
 		"server environ":     fmt.Sprintf("cat /proc/%d/environ", pid),
 		"any canary environ": "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep canary-4242",
+		"signal PID 1":       "kill -0 1",
+		"PID 1 environ":      "tr '\\0' '\\n' < /proc/1/environ | grep canary-4242",
+		"parent environ":     "tr '\\0' '\\n' < /proc/$PPID/environ | grep canary-4242",
 		"ptrace":             e.py + ` -c "import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); r = libc.ptrace(0, 0, 0, 0); sys.exit(0 if r == 0 else 1)"`,
 		"strace":             "strace -f true",
 		"io_uring":           e.py + ` -c "import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); p = ctypes.create_string_buffer(120); r = libc.syscall(425, 8, p); sys.exit(0 if r >= 0 else 1)"`,
 		"process_vm_readv":   e.py + ` -c "import ctypes, sys, os; libc = ctypes.CDLL(None, use_errno=True); r = libc.syscall(310, os.getppid(), 0, 0, 0, 0, 0); sys.exit(0 if ctypes.get_errno() != 1 else 1)"`,
+	}
+	if _, out := e.run(t, "echo $PPID"); strings.TrimSpace(out) == "1" {
+		// With the helper, PID 1 is the session's own init, which
+		// forwards signals to the session: the program is out of sight.
+		delete(cases, "signal PID 1")
 	}
 	for name, cmd := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -244,12 +287,25 @@ func TestEscapeProcesses(t *testing.T) {
 			}
 		})
 	}
+	// Another session: it cannot be signalled (another PID namespace with
+	// the helper, another Landlock domain on the thread path).
+	text := e.exec(map[string]any{"cmd": "echo pid=$$; exec sleep 300", "yield_time_ms": 500})
+	other := sessionID(t, text)
+	defer e.call("kill_session", map[string]any{"session_id": other})
+	var otherPid int
+	fmt.Sscanf(output(text), "pid=%d", &otherPid)
+	if otherPid == 0 {
+		t.Fatalf("no pid from the other session: %s", text)
+	}
+	if code, out := e.run(t, fmt.Sprintf("kill -TERM %d", otherPid)); code == 0 {
+		t.Fatalf("a session signalled another: %s", out)
+	}
 	if code, out := e.run(t, "echo $UE_CANARY_TOKEN; env | grep -c canary-4242"); code == 0 || strings.Contains(out, "canary-4242") {
 		t.Fatalf("the canary reached the command's environment: %s", out)
 	}
 }
 
-func TestEscapeTerminals(t *testing.T) {
+func escapeTerminals(t *testing.T) {
 	e := newSandboxEnv(t, "")
 	cases := []struct{ name, cmd, want string }{
 		{"stty", "stty size </dev/tty", "24 80"},

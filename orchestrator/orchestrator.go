@@ -35,6 +35,9 @@ type Config struct {
 	// OnBackgroundExit is passed to the manager it creates (see
 	// unifiedexec.Config).
 	OnBackgroundExit func(id, code int, lastLines []string)
+	// HelperPerSession is passed to the manager it creates (see
+	// unifiedexec.Config).
+	HelperPerSession bool
 }
 
 // Orchestrator takes one request through approval, sandbox choice, spawn,
@@ -87,6 +90,7 @@ func New(cfg Config) (*Orchestrator, error) {
 			BufferBytes:      o.pol.Limits.OutputBufferBytes,
 			MaxProcesses:     maxProcesses(o.pol.Limits.MaxProcesses, o.status),
 			OnBackgroundExit: cfg.OnBackgroundExit,
+			HelperPerSession: cfg.HelperPerSession,
 		})
 	}
 	return o, nil
@@ -401,7 +405,11 @@ func (o *Orchestrator) helperFor(sp policy.Sandbox, mode string) (*ptyrun.Helper
 	if err != nil {
 		return nil, nil, err
 	}
-	return &ptyrun.Helper{Payload: payload, Isolate: o.status.Namespaces}, nil, nil
+	h := &ptyrun.Helper{Payload: payload, Isolate: o.status.Namespaces}
+	if o.status.ThreadSandbox {
+		h.Thread = sandbox.ApplyThread
+	}
+	return h, nil, nil
 }
 
 func (o *Orchestrator) exitEvent(ev event, r *unifiedexec.Response, mode string, started time.Time) {

@@ -19,6 +19,9 @@ import (
 
 func TestMain(m *testing.M) {
 	ptyrun.MaybeRunHelper(sandbox.Apply)
+	// As `unified-exec` itself does: sessions then start the default
+	// way, forked from a (sandboxed) thread in the program's namespace.
+	ptyrun.EnterNamespace()
 	os.Exit(m.Run())
 }
 

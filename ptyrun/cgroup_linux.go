@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -143,27 +144,29 @@ func hasWord(s, w string) bool {
 	return false
 }
 
-// removeStaleCgroups removes empty session cgroups left by servers that
-// are gone (killed before they could clean up).
+// removeStaleCgroups removes session cgroups left empty by programs that
+// were killed before they could clean up. A session's cgroup is empty
+// only between its creation and its first fork; one untouched for a
+// minute is left over (and rmdir refuses any that is not empty).
 func removeStaleCgroups(root string) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
-		if !ok || !e.IsDir() {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), cgroupPrefix) {
 			continue
 		}
-		pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
-		if err != nil || syscall.Kill(pid, 0) != syscall.ESRCH {
-			continue
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAfter {
+			syscall.Rmdir(filepath.Join(root, e.Name()))
 		}
-		syscall.Rmdir(filepath.Join(root, e.Name()))
 	}
 }
 
-// newProcLimit creates the session cgroup with pids.max = max.
+const staleAfter = time.Minute
+
+// newProcLimit creates the session cgroup with pids.max = max (no limit
+// for 0).
 func newProcLimit(max int, marker string) (*procLimit, error) {
 	findPidsRoot()
 	if pidsRoot.err != nil {
@@ -173,7 +176,11 @@ func newProcLimit(max int, marker string) (*procLimit, error) {
 	if err := os.Mkdir(l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("process limit: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(l.dir, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
+	limit := "max"
+	if max > 0 {
+		limit = strconv.Itoa(max)
+	}
+	if err := os.WriteFile(filepath.Join(l.dir, "pids.max"), []byte(limit), 0); err != nil {
 		syscall.Rmdir(l.dir)
 		return nil, fmt.Errorf("process limit: setting pids.max: %w", err)
 	}
@@ -188,37 +195,78 @@ func newProcLimit(max int, marker string) (*procLimit, error) {
 	return l, nil
 }
 
-// startIn runs start so that the child it forks is born in the cgroup:
-// with v2 through CLONE_INTO_CGROUP; with v1 the forking thread joins the
-// cgroup for the fork and leaves it after (a thread that cannot leave is
-// retired with its goroutine rather than reused).
-func (l *procLimit) startIn(attr *syscall.SysProcAttr, start func() error) error {
-	if l.v2 {
-		attr.UseCgroupFD = true
-		attr.CgroupFD = int(l.fd.Fd())
-		return start()
+// fork starts cmd so that the child is born in the session's cgroup (if
+// any) and, with prepare, under what prepare applies to the forking
+// thread (a thread sandbox). A v1 cgroup is joined by the forking thread
+// for the fork; v2 uses CLONE_INTO_CGROUP. A thread that prepare changed,
+// or that could not leave the cgroup, is never reused: it stays parked
+// until the command exits (so that the child's parent-death signal, tied
+// to the forking thread, does not fire early) and is then retired with
+// its goroutine.
+func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {
+	l := p.limit
+	v1 := l != nil && !l.v2
+	if l != nil && l.v2 {
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = int(l.fd.Fd())
+	}
+	if !v1 && prepare == nil {
+		return cmd.Start()
 	}
 	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		tid := strconv.Itoa(unix.Gettid())
-		home, err := threadCgroup()
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- err
-			return
+	go p.forkOnThread(cmd, prepare, errc)
+	return <-errc
+}
+
+// forkOnThread is fork's body, on a locked thread; it sends the outcome of
+// the fork on errc.
+func (p *Process) forkOnThread(cmd *exec.Cmd, prepare func() error, errc chan<- error) {
+	runtime.LockOSThread()
+	if unix.Gettid() == os.Getpid() {
+		// The main thread cannot be retired (the runtime would wedge
+		// it): hold it while another goroutine, which then cannot get
+		// it, does the fork.
+		inner := make(chan error, 1)
+		go p.forkOnThread(cmd, prepare, inner)
+		err := <-inner
+		runtime.UnlockOSThread()
+		errc <- err
+		return
+	}
+	l := p.limit
+	v1 := l != nil && !l.v2
+	tid := strconv.Itoa(unix.Gettid())
+	var home string
+	if v1 {
+		var err error
+		if home, err = threadCgroup(); err == nil {
+			err = os.WriteFile(filepath.Join(l.dir, "tasks"), []byte(tid), 0)
 		}
-		if err := os.WriteFile(filepath.Join(l.dir, "tasks"), []byte(tid), 0); err != nil {
+		if err != nil {
 			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("process limit: joining %s: %w", l.dir, err)
 			return
 		}
-		errc <- start()
-		if os.WriteFile(filepath.Join(home, "tasks"), []byte(tid), 0) == nil {
+	}
+	if prepare != nil {
+		if err := prepare(); err != nil {
+			errc <- err
+			return // retired: the thread may be half-restricted
+		}
+	}
+	err := cmd.Start()
+	errc <- err
+	if err != nil {
+		if prepare == nil && os.WriteFile(filepath.Join(home, "tasks"), []byte(tid), 0) == nil {
 			runtime.UnlockOSThread()
 		}
-	}()
-	return <-errc
+		return
+	}
+	if prepare == nil && os.WriteFile(filepath.Join(home, "tasks"), []byte(tid), 0) == nil {
+		runtime.UnlockOSThread()
+		return
+	}
+	<-p.exited
 }
 
 // threadCgroup is the calling thread's directory in the v1 pids hierarchy.
@@ -274,11 +322,18 @@ func (l *procLimit) close() error {
 	return fmt.Errorf("process limit: removing %s: %w", l.dir, err)
 }
 
+// members lists the processes in the cgroup.
+func (l *procLimit) members() []int { return cgroupPids(l.dir) }
+
+// cgroupPids lists the processes in a cgroup but this one, whose forking
+// thread may be parked there (v1 lists a process when any of its threads
+// is in the cgroup).
 func cgroupPids(dir string) []int {
 	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	self := os.Getpid()
 	var pids []int
 	for _, f := range strings.Fields(string(b)) {
-		if n, err := strconv.Atoi(f); err == nil {
+		if n, err := strconv.Atoi(f); err == nil && n != self {
 			pids = append(pids, n)
 		}
 	}

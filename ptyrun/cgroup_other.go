@@ -4,7 +4,7 @@ package ptyrun
 
 import (
 	"fmt"
-	"syscall"
+	"os/exec"
 )
 
 // procLimit needs Linux cgroups; elsewhere no session gets one.
@@ -20,6 +20,14 @@ func newProcLimit(int, string) (*procLimit, error) {
 	return nil, err
 }
 
-func (*procLimit) startIn(_ *syscall.SysProcAttr, start func() error) error { return start() }
-func (*procLimit) hitMax() int                                              { return 0 }
-func (*procLimit) close() error                                             { return nil }
+func (*procLimit) members() []int { return nil }
+func (*procLimit) hitMax() int    { return 0 }
+func (*procLimit) close() error   { return nil }
+
+// fork starts cmd; thread sandboxes are Linux-only.
+func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {
+	if prepare != nil {
+		return fmt.Errorf("ptyrun: thread sandboxes need Linux: %w", ErrUnsupported)
+	}
+	return cmd.Start()
+}

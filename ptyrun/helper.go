@@ -17,6 +17,11 @@ type Helper struct {
 	// Payload is handed to the apply function inside the helper. It travels
 	// on an inherited pipe, never in argv or the environment.
 	Payload []byte
+	// Thread, when set and Isolate is not, replaces the re-executed
+	// helper: it is called with Payload and the session's terminal ("" for
+	// pipes) on the OS thread that then forks the command, which inherits
+	// what it applied (a thread sandbox). That thread is never reused.
+	Thread func(payload []byte, tty string) error
 	// Isolate runs the helper as PID 1 of a new PID and mount namespace with
 	// its own /proc: the command cannot see or signal processes outside its
 	// session, and killing the helper kills every descendant.
@@ -36,7 +41,11 @@ type helperHeader struct {
 	Argv    []string `json:"argv"`
 	Isolate bool     `json:"isolate"`
 	TTY     bool     `json:"tty"`
-	Payload []byte   `json:"payload,omitempty"`
+	// Program is set for the program re-run by EnterNamespace: it stays
+	// in the init's process group (its place on the terminal), and
+	// signals go to it alone — it ends its sessions itself.
+	Program bool   `json:"program,omitempty"`
+	Payload []byte `json:"payload,omitempty"`
 }
 
 func writeHeader(w io.Writer, h helperHeader) error {

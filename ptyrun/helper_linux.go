@@ -10,18 +10,30 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-var subreaper sync.Once
+var (
+	subreaper    sync.Once
+	subreaperSet atomic.Bool
+)
+
+// becomeSubreaper makes orphans of sessions that have neither a namespace
+// nor a cgroup come to us rather than to a PID 1 that may never reap
+// them; reapOrphans collects them after a kill.
+func becomeSubreaper() {
+	subreaper.Do(func() {
+		if unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil {
+			subreaperSet.Store(true)
+		}
+	})
+}
 
 func platformAttr(attr *syscall.SysProcAttr, isolate bool) error {
-	// Orphans of non-isolated sessions come to us rather than to a PID 1
-	// that may never reap them; reapOrphans collects them after a kill.
-	subreaper.Do(func() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
 	// Children die with the server: the leader gets SIGKILL when its
 	// parent goes, and with isolation the kernel then ends the namespace.
 	attr.Pdeathsig = syscall.SIGKILL
@@ -101,6 +113,15 @@ func runHelper(apply Apply) int {
 		fmt.Fprintln(status, "error 125")
 		return 125
 	}
+	if h.Program {
+		// The init of a program namespace holds the host's environment,
+		// visible to every session in the namespace: hide it.
+		if err := hideEnviron(); err != nil {
+			fmt.Fprintf(os.Stderr, "unified-exec: namespace: hiding the environment: %v\n", err)
+			fmt.Fprintln(status, "error 125")
+			return 125
+		}
+	}
 	if h.Isolate {
 		if err := mountProc(); err != nil {
 			fmt.Fprintf(os.Stderr, "unified-exec helper: %v\n", err)
@@ -155,7 +176,7 @@ func runInit(path string, h helperHeader, env []string, status *os.File) int {
 	runtime.LockOSThread()
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
-	attr := &syscall.SysProcAttr{Setpgid: true}
+	attr := &syscall.SysProcAttr{Setpgid: !h.Program}
 	if h.TTY {
 		attr.Foreground = true
 		attr.Ctty = 0
@@ -194,7 +215,11 @@ func runInit(path string, h helperHeader, env []string, status *os.File) int {
 			}
 		}
 		s := <-sigs
-		if s != syscall.SIGCHLD {
+		switch {
+		case s == syscall.SIGCHLD:
+		case h.Program:
+			syscall.Kill(pid, s.(syscall.Signal))
+		default:
 			syscall.Kill(-1, s.(syscall.Signal))
 		}
 	}

@@ -5,6 +5,7 @@ package ptyrun
 import (
 	"fmt"
 	"os"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -35,3 +36,13 @@ func sessionZombies(int) []int { return nil }
 
 // WaitingForInput is false: only Linux exposes what a process waits on.
 func (p *Process) WaitingForInput() bool { return false }
+
+// EnterNamespace returns false: namespaces are Linux-only.
+func EnterNamespace() bool { return false }
+
+// InOwnNamespace reports false: namespaces are Linux-only.
+func InOwnNamespace() bool { return false }
+
+func becomeSubreaper() {}
+
+var subreaperSet atomic.Bool

@@ -3,6 +3,10 @@
 package ptyrun
 
 import (
+	"errors"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -87,24 +91,82 @@ func TestProcessLimitUnderLimit(t *testing.T) {
 	}
 }
 
-// TestStaleCgroupsRemoved: an empty session cgroup of a server that is
-// gone is removed by the next one.
+// TestStaleCgroupsRemoved: an empty session cgroup left long ago is
+// removed by the next program; a fresh one (a session being set up) and a
+// busy one are kept.
 func TestStaleCgroupsRemoved(t *testing.T) {
 	requireProcessLimit(t)
 	stale := filepath.Join(pidsRoot.dir, cgroupPrefix+"999999999-deadbeef")
-	live := filepath.Join(pidsRoot.dir, cgroupPrefix+strconv.Itoa(os.Getpid())+"-feedface")
-	for _, d := range []string{stale, live} {
+	fresh := filepath.Join(pidsRoot.dir, cgroupPrefix+strconv.Itoa(os.Getpid())+"-feedface")
+	for _, d := range []string{stale, fresh} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		defer os.Remove(d)
 	}
-	defer os.Remove(live)
+	old := time.Now().Add(-2 * staleAfter)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuf
+	p, err := Start(Spec{Argv: []string{"/bin/sleep", "30"}, Output: &out, MaxProcs: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill(0)
+	busy := p.limit.dir
+	if err := os.Chtimes(busy, old, old); err != nil {
+		t.Fatal(err)
+	}
 	removeStaleCgroups(pidsRoot.dir)
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		os.Remove(stale)
 		t.Fatal("the stale cgroup was kept")
 	}
-	if _, err := os.Stat(live); err != nil {
-		t.Fatal("a live server's cgroup was removed")
+	for _, d := range []string{fresh, busy} {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("%s was removed", d)
+		}
+	}
+}
+
+// TestThreadsRetired: each session forked from a dedicated thread gives
+// that thread back to the kernel once the session ends; a thread whose
+// preparation failed is retired at once, and the session is not started.
+func TestThreadsRetired(t *testing.T) {
+	threads := func() int {
+		e, _ := os.ReadDir("/proc/self/task")
+		return len(e)
+	}
+	// The thread's name stands for what a sandbox applies to it: no
+	// thread may keep it once its session is over.
+	marked := &Helper{Payload: []byte("{}"), Thread: func([]byte, string) error {
+		name := []byte("ue-marked\x00")
+		return unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
+	}}
+	markedThreads := func() int {
+		n := 0
+		tasks, _ := filepath.Glob("/proc/self/task/*/comm")
+		for _, c := range tasks {
+			if b, _ := os.ReadFile(c); strings.TrimSpace(string(b)) == "ue-marked" {
+				n++
+			}
+		}
+		return n
+	}
+	run(t, mode{"warm-up", false, threadHelper()}, "true")
+	before := threads()
+	for i := 0; i < 20; i++ {
+		if out, st := run(t, mode{"thread", i%2 == 0, marked}, "echo ok"); st.Code != 0 || !strings.Contains(out, "ok") {
+			t.Fatalf("%v %q", st, out)
+		}
+	}
+	waitFor(t, func() bool { return markedThreads() == 0 })
+	failing := &Helper{Payload: []byte("{}"), Thread: func([]byte, string) error { return errors.New("no sandbox today") }}
+	if _, err := Start(Spec{Argv: []string{"/bin/true"}, Helper: failing}); err == nil || !strings.Contains(err.Error(), "no sandbox today") {
+		t.Fatalf("a failed thread sandbox started the command: %v", err)
+	}
+	waitFor(t, func() bool { return threads() <= before+2 })
+	if z := zombieChildren(); len(z) > 0 {
+		t.Fatalf("zombies left: %v", z)
 	}
 }

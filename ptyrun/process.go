@@ -45,7 +45,7 @@ func Start(spec Spec) (*Process, error) {
 	if _, err := exec.LookPath(spec.Argv[0]); err != nil {
 		return nil, fmt.Errorf("ptyrun: program %q not found or not executable", spec.Argv[0])
 	}
-	if spec.Helper != nil && !helperInstalled {
+	if spec.Helper != nil && (spec.Helper.Thread == nil || spec.Helper.Isolate) && !helperInstalled {
 		return nil, ErrHelperNotInstalled
 	}
 	p := &Process{
@@ -102,12 +102,26 @@ func (p *Process) start() error {
 	}
 	p.marker = newMarker()
 	env = append(env, markerEnv+"="+p.marker)
+	isolate := spec.Helper != nil && spec.Helper.Isolate
+	// A helper with Thread set and no isolation applies its payload to
+	// the forking thread instead of being re-executed.
+	thread := spec.Helper != nil && spec.Helper.Thread != nil && !isolate
+	reexec := spec.Helper != nil && !thread
+	// A cgroup holds the session's process limit, and, without a PID
+	// namespace, lists every process of the session for an exact kill.
 	if spec.MaxProcs > 0 {
 		l, err := newProcLimit(spec.MaxProcs, p.marker)
 		if err != nil {
 			return fmt.Errorf("ptyrun: %w", err)
 		}
 		p.limit = l
+	} else if ok, _ := ProcessLimitAvailable(); ok && !isolate {
+		if l, err := newProcLimit(0, p.marker); err == nil {
+			p.limit = l
+		}
+	}
+	if !isolate && p.limit == nil {
+		becomeSubreaper()
 	}
 	ok := false
 	defer func() {
@@ -120,7 +134,7 @@ func (p *Process) start() error {
 	var cmd *exec.Cmd
 	var payloadW, statusW *os.File
 	var extra []*os.File
-	if spec.Helper != nil {
+	if reexec {
 		exe := spec.Helper.Exe
 		if exe == "" {
 			exe = "/proc/self/exe"
@@ -148,7 +162,6 @@ func (p *Process) start() error {
 	cmd.Dir = spec.Dir
 	cmd.ExtraFiles = extra
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	isolate := spec.Helper != nil && spec.Helper.Isolate
 	if err := platformAttr(cmd.SysProcAttr, isolate); err != nil {
 		p.closeStatus(payloadW, statusW)
 		return err
@@ -199,11 +212,12 @@ func (p *Process) start() error {
 		cmd.Stdout, cmd.Stderr = w, w
 	}
 
-	start := cmd.Start
-	if p.limit != nil {
-		start = func() error { return p.limit.startIn(cmd.SysProcAttr, cmd.Start) }
+	var prepare func() error
+	if thread {
+		h, tty := spec.Helper, p.ttyName
+		prepare = func() error { return h.Thread(h.Payload, tty) }
 	}
-	if err := start(); err != nil {
+	if err := p.fork(cmd, prepare); err != nil {
 		slave.Close()
 		p.output.Close()
 		p.closeStatus(payloadW, statusW)
@@ -423,7 +437,12 @@ func (p *Process) killTree(sig syscall.Signal) error {
 	}
 	isolated := p.spec.Helper != nil && p.spec.Helper.Isolate
 	if !isolated {
-		marked := findMarked(p.marker)
+		var marked []int
+		if p.limit != nil {
+			marked = p.limit.members()
+		} else {
+			marked = findMarked(p.marker)
+		}
 		for _, q := range marked {
 			syscall.Kill(q, sig)
 		}
@@ -431,7 +450,7 @@ func (p *Process) killTree(sig syscall.Signal) error {
 		p.seen = append(p.seen, marked...)
 		seen := append([]int(nil), p.seen...)
 		p.mu.Unlock()
-		if sig == syscall.SIGKILL {
+		if sig == syscall.SIGKILL && subreaperSet.Load() {
 			reapOrphans(append(seen, sessionZombies(pid)...))
 		}
 	}

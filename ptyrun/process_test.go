@@ -52,8 +52,15 @@ func modes(t *testing.T) []mode {
 	} else {
 		t.Logf("isolated modes skipped: %v", err)
 	}
-	ms = append(ms, mode{"pty-helper", true, &Helper{}})
+	ms = append(ms, mode{"pty-helper", true, &Helper{}},
+		mode{"pipe-thread", false, threadHelper()}, mode{"pty-thread", true, threadHelper()})
 	return ms
+}
+
+// threadHelper forks from a dedicated thread, as a thread sandbox does,
+// with nothing applied.
+func threadHelper() *Helper {
+	return &Helper{Payload: []byte("{}"), Thread: func([]byte, string) error { return nil }}
 }
 
 func run(t *testing.T, m mode, script string) (string, ExitStatus) {

@@ -26,3 +26,11 @@ func landlockABI() int { return 0 }
 func probeNamespaces() error {
 	return fmt.Errorf("PID and mount namespaces are Linux-only")
 }
+
+// ThreadAvailable reports that thread sandboxes are Linux-only.
+func ThreadAvailable() error {
+	return fmt.Errorf("%w: no Landlock or seccomp on %s", ErrUnavailable, runtime.GOOS)
+}
+
+// ApplyThread enforces nothing here (see [Apply]).
+func ApplyThread(payload []byte, _ string) error { return Apply(payload) }

@@ -24,3 +24,7 @@ func seccompMissing() string {
 func applySeccomp(Plan) error {
 	return errors.New("seccomp: " + seccompMissing())
 }
+
+func applySeccompThread(Plan) error {
+	return errors.New("seccomp: " + seccompMissing())
+}

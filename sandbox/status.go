@@ -37,6 +37,10 @@ type Status struct {
 	ProcessLimit bool
 	// ProcessLimitErr says why not, when ProcessLimit is false.
 	ProcessLimitErr string
+	// ThreadSandbox is true when [ApplyThread] can enforce plans here:
+	// inside a program namespace (ptyrun.EnterNamespace), sessions then
+	// start without re-executing a helper.
+	ThreadSandbox bool
 }
 
 var host struct {
@@ -59,6 +63,7 @@ func HostStatus() Status {
 		} else {
 			host.st.Namespaces = true
 		}
+		host.st.ThreadSandbox = ThreadAvailable() == nil
 		if ok, err := ptyrun.ProcessLimitAvailable(); ok {
 			host.st.ProcessLimit = true
 		} else {

@@ -61,6 +61,11 @@ type Config struct {
 	// bomb stops there), with a cgroup per session; 0 = no limit. Where
 	// cgroups cannot be used, Exec fails with an error that says so.
 	MaxProcesses int
+	// HelperPerSession starts every session through the re-executed
+	// helper, PID 1 of a namespace of its own, even where the program runs
+	// in its own namespace (ptyrun.EnterNamespace) and sessions could be
+	// forked directly, sandboxed on the forking thread.
+	HelperPerSession bool
 	// NoIsolation disables the PID namespace per session even where it is
 	// available (the kill then relies on process groups and markers).
 	NoIsolation bool
@@ -73,7 +78,12 @@ type Config struct {
 type Manager struct {
 	cfg      Config
 	isolated bool
-	bg       sync.WaitGroup // kills of pruned sessions
+	// shared: the program runs in a PID namespace of its own
+	// (ptyrun.EnterNamespace) and sessions get cgroups, so nothing a
+	// session starts can outlive the program or escape a kill without a
+	// namespace per session — and spawning skips the helper.
+	shared bool
+	bg     sync.WaitGroup // kills of pruned sessions
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -105,6 +115,8 @@ func New(cfg Config) *Manager {
 	m := &Manager{cfg: cfg, sessions: map[int]*session{}, nextID: firstID}
 	if !cfg.NoIsolation {
 		m.isolated, _ = ptyrun.IsolationAvailable()
+		cg, _ := ptyrun.ProcessLimitAvailable()
+		m.shared = m.isolated && cg && ptyrun.InOwnNamespace() && !cfg.HelperPerSession
 	}
 	return m
 }
@@ -192,7 +204,20 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	}
 	s.clean.out = s.appendClean
 	helper := req.Helper
-	if helper == nil && m.isolated {
+	if m.shared && helper != nil {
+		// The program's own namespace and the session's cgroup already
+		// do what a namespace per session would: no helper needed, and a
+		// sandbox goes on the forking thread when it can.
+		switch {
+		case helper.Payload == nil:
+			helper = nil
+		case helper.Thread != nil:
+			h := *helper
+			h.Isolate = false
+			helper = &h
+		}
+	}
+	if helper == nil && m.isolated && !m.shared {
 		helper = &ptyrun.Helper{Isolate: true}
 	} else if helper != nil && helper.Isolate && !m.isolated {
 		h := *helper

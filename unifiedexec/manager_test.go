@@ -17,6 +17,9 @@ import (
 
 func TestMain(m *testing.M) {
 	ptyrun.MaybeRunHelper(nil)
+	// As `unified-exec` itself does: sessions then start the default
+	// way, forked from a (sandboxed) thread in the program's namespace.
+	ptyrun.EnterNamespace()
 	os.Exit(m.Run())
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/unified-exec/unified-exec/approval"
@@ -50,5 +51,9 @@ func newOrchestratorWith(f mainFlags, server bool, onExit func(id, code int, las
 			prompter = &approval.TTYPrompter{}
 		}
 	}
-	return orchestrator.New(orchestrator.Config{Policy: pol, Workspace: f.workspace, Prompter: prompter, OnBackgroundExit: onExit})
+	// UNIFIED_EXEC_SPAWN=helper: every command through the re-executed
+	// helper in a namespace of its own, rather than forked from a
+	// sandboxed thread (for comparison and as a fallback to reach for).
+	helper := os.Getenv("UNIFIED_EXEC_SPAWN") == "helper"
+	return orchestrator.New(orchestrator.Config{Policy: pol, Workspace: f.workspace, Prompter: prompter, OnBackgroundExit: onExit, HelperPerSession: helper})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/unified-exec/unified-exec/ptyrun"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -57,6 +58,13 @@ func cmdMain(args []string) int {
 		errorf("%v", err)
 		return exitInternal
 	}
+	// Serve and wrap run in a PID namespace of their own where the host
+	// allows: nothing a command starts can outlive unified-exec, even
+	// killed with SIGKILL (the process here only waits and relays), and
+	// sessions start without a helper, sandboxed on the forking thread.
+	// (UNIFIED_EXEC_SPAWN=helper starts every command through the
+	// namespace-per-session helper instead: see newOrchestratorWith.)
+	ptyrun.EnterNamespace()
 	dashdash := len(args) > 0 && (len(rest) > 0 || args[len(args)-1] == "--")
 	if len(rest) > 0 || dashdash {
 		return cmdWrap(f, rest)

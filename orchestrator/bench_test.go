@@ -8,10 +8,10 @@ import (
 	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
-func benchSpawn(b *testing.B, mode string) {
+func benchSpawn(b *testing.B, mode string, helper bool) {
 	pol := policy.Default()
 	pol.Sandbox.Mode = mode
-	o, err := New(Config{Policy: pol, Workspace: b.TempDir()})
+	o, err := New(Config{Policy: pol, Workspace: b.TempDir(), HelperPerSession: helper})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -26,5 +26,15 @@ func benchSpawn(b *testing.B, mode string) {
 
 // Spawn of `true` through the orchestrator: sandboxed (workspace-write,
 // Landlock + seccomp) and unsandboxed (danger-full-access), same run.
-func BenchmarkSpawnSandboxed(b *testing.B)   { benchSpawn(b, policy.ModeWorkspaceWrite) }
-func BenchmarkSpawnUnsandboxed(b *testing.B) { benchSpawn(b, policy.ModeDangerFullAccess) }
+// The default: sessions forked from a thread (sandboxed in place) in the
+// program's namespace.
+func BenchmarkSpawnSandboxed(b *testing.B)   { benchSpawn(b, policy.ModeWorkspaceWrite, false) }
+func BenchmarkSpawnUnsandboxed(b *testing.B) { benchSpawn(b, policy.ModeDangerFullAccess, false) }
+
+// Through the re-executed helper, a namespace per session.
+func BenchmarkSpawnSandboxedHelper(b *testing.B) {
+	benchSpawn(b, policy.ModeWorkspaceWrite, true)
+}
+func BenchmarkSpawnUnsandboxedHelper(b *testing.B) {
+	benchSpawn(b, policy.ModeDangerFullAccess, true)
+}

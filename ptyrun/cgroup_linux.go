@@ -215,7 +215,14 @@ func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {
 	}
 	errc := make(chan error, 1)
 	go p.forkOnThread(cmd, prepare, errc)
-	return <-errc
+	err := <-errc
+	if err == nil && v1 && prepare != nil {
+		// The sandboxed thread may no longer write to the cgroup file
+		// system: take it out of the session's cgroup from here, so the
+		// cgroup empties when the session does.
+		os.WriteFile(filepath.Join(p.forkHome, "tasks"), []byte(p.forkTid), 0)
+	}
+	return err
 }
 
 // forkOnThread is fork's body, on a locked thread; it sends the outcome of
@@ -240,6 +247,7 @@ func (p *Process) forkOnThread(cmd *exec.Cmd, prepare func() error, errc chan<- 
 	if v1 {
 		var err error
 		if home, err = threadCgroup(); err == nil {
+			p.forkTid, p.forkHome = tid, home
 			err = os.WriteFile(filepath.Join(l.dir, "tasks"), []byte(tid), 0)
 		}
 		if err != nil {

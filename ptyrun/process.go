@@ -75,6 +75,9 @@ type Process struct {
 	marker string
 	// limit is the session's pids cgroup, or nil without Spec.MaxProcs.
 	limit *procLimit
+	// forkTid and forkHome: the thread that forked the command into a v1
+	// cgroup, and its own cgroup (written before the fork, read after).
+	forkTid, forkHome string
 	// refused is the limit's final count, kept once limitGone is set.
 	refused   atomic.Int64
 	limitGone atomic.Bool

@@ -22,8 +22,8 @@ func BenchmarkSpawnOSExec(b *testing.B) {
 	}
 }
 
-func benchSpawn(b *testing.B, tty, noIso bool) {
-	m := New(Config{Workspace: b.TempDir(), NoIsolation: noIso})
+func benchSpawn(b *testing.B, tty, noIso, helper bool) {
+	m := New(Config{Workspace: b.TempDir(), NoIsolation: noIso, HelperPerSession: helper})
 	defer m.Close()
 	for b.Loop() {
 		r, err := m.Exec(context.Background(), ExecRequest{Cmd: "true", Login: noLogin, TTY: tty})
@@ -33,9 +33,16 @@ func benchSpawn(b *testing.B, tty, noIso bool) {
 	}
 }
 
-func BenchmarkSpawnEnginePipe(b *testing.B)            { benchSpawn(b, false, false) }
-func BenchmarkSpawnEnginePTY(b *testing.B)             { benchSpawn(b, true, false) }
-func BenchmarkSpawnEnginePipeNoIsolation(b *testing.B) { benchSpawn(b, false, true) }
+// The default (TestMain enters a program namespace, as unified-exec
+// does): forked directly, a cgroup per session.
+func BenchmarkSpawnEnginePipe(b *testing.B) { benchSpawn(b, false, false, false) }
+func BenchmarkSpawnEnginePTY(b *testing.B)  { benchSpawn(b, true, false, false) }
+
+// Through the re-executed helper, a PID namespace per session.
+func BenchmarkSpawnEnginePipeHelper(b *testing.B) { benchSpawn(b, false, false, true) }
+
+// Without namespaces at all.
+func BenchmarkSpawnEnginePipeNoIsolation(b *testing.B) { benchSpawn(b, false, true, false) }
 
 const throughputBytes = 64 << 20
 

@@ -199,10 +199,9 @@ func newProcLimit(max int, marker string) (*procLimit, error) {
 // any) and, with prepare, under what prepare applies to the forking
 // thread (a thread sandbox). A v1 cgroup is joined by the forking thread
 // for the fork; v2 uses CLONE_INTO_CGROUP. A thread that prepare changed,
-// or that could not leave the cgroup, is never reused: it stays parked
-// until the command exits (so that the child's parent-death signal, tied
-// to the forking thread, does not fire early) and is then retired with
-// its goroutine.
+// or that could not leave the cgroup, is never reused: it is retired with
+// its goroutine — once the command exits when the child has a
+// parent-death signal (tied to the forking thread), else at once.
 func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {
 	l := p.limit
 	v1 := l != nil && !l.v2
@@ -274,7 +273,11 @@ func (p *Process) forkOnThread(cmd *exec.Cmd, prepare func() error, errc chan<- 
 		runtime.UnlockOSThread()
 		return
 	}
-	<-p.exited
+	if cmd.SysProcAttr.Pdeathsig != 0 {
+		// The child's parent-death signal is tied to this thread: keep
+		// it until the child is gone.
+		<-p.exited
+	}
 }
 
 // threadCgroup is the calling thread's directory in the v1 pids hierarchy.

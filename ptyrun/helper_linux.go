@@ -36,7 +36,11 @@ func becomeSubreaper() {
 func platformAttr(attr *syscall.SysProcAttr, isolate bool) error {
 	// Children die with the server: the leader gets SIGKILL when its
 	// parent goes, and with isolation the kernel then ends the namespace.
-	attr.Pdeathsig = syscall.SIGKILL
+	// Inside a program namespace (EnterNamespace) the kernel ends every
+	// session with the program anyway.
+	if !insideOwn {
+		attr.Pdeathsig = syscall.SIGKILL
+	}
 	if isolate {
 		attr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
 	}

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -65,5 +66,32 @@ func TestForkBombContained(t *testing.T) {
 			t.Fatalf("the bomb's cgroup %s is still there after the kill", cgroup)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestWrapProcessLimit: the wrapper gives its one command the same limit,
+// and starts it as a session would (forked in the program's namespace).
+func TestWrapProcessLimit(t *testing.T) {
+	if ok, err := ptyrun.ProcessLimitAvailable(); !ok {
+		if os.Getenv(sandboxtest.RequireEnv) == "1" {
+			t.Fatalf("process limit required but unavailable: %v", err)
+		}
+		t.Skipf("process limit unavailable: %v", err)
+	}
+	dir := t.TempDir()
+	pf := filepath.Join(dir, "policy.toml")
+	if err := os.WriteFile(pf, []byte("[limits]\nmax_processes = 32\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	forker := `$| = 1; my $n = 0; for (1..100) { my $p = fork; if (!defined $p) { print "refused\n"; last } if ($p == 0) { sleep 30; exit 0 } $n++ } print "forked $n\n"`
+	out, code := wrap(t, []string{"--policy", pf, "--workspace", dir}, "perl", "-e", forker)
+	i := strings.Index(out, "forked")
+	if i < 0 {
+		t.Fatalf("exit %d, no count in the output:\n%s", code, out)
+	}
+	n := 0
+	fmt.Sscanf(out[i:], "forked %d", &n)
+	if code != 0 || !strings.Contains(out, "refused") || n >= 32 {
+		t.Fatalf("exit %d, output:\n%s", code, out)
 	}
 }

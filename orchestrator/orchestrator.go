@@ -526,11 +526,12 @@ func (o *Orchestrator) runOnce(ctx context.Context, req RunRequest, pol *policy.
 		out = io.MultiWriter(req.Output, tail)
 	}
 	p, err := ptyrun.Start(ptyrun.Spec{
-		Argv:   req.Argv,
-		Dir:    o.ws,
-		Env:    unifiedexec.BuildEnv(pol.Env.Build(os.Environ()), false),
-		Output: out,
-		Helper: helper,
+		Argv:     req.Argv,
+		Dir:      o.ws,
+		Env:      unifiedexec.BuildEnv(pol.Env.Build(os.Environ()), false),
+		Output:   out,
+		Helper:   o.m.HelperFor(helper),
+		MaxProcs: o.m.MaxProcesses(),
 	})
 	if err != nil {
 		return 0, nil, err

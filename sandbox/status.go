@@ -155,7 +155,12 @@ func (s Status) String() string {
 		b.WriteString("seccomp: MISSING (" + seccompMissing() + "): network, ptrace and io_uring cannot be blocked\n")
 	}
 	if s.Namespaces {
-		b.WriteString("namespaces: yes (own PID and mount namespace per session: private /proc, whole-tree kill, protected paths by read-only mounts)\n")
+		b.WriteString("namespaces: yes (serve and wrap run in a PID namespace of their own, so nothing outlives them; each session gets a mount namespace: protected paths by read-only mounts)\n")
+		if s.ThreadSandbox && s.ProcessLimit {
+			b.WriteString("spawn: sessions fork from a thread sandboxed in place (no helper exec), a cgroup each for the whole-tree kill; UNIFIED_EXEC_SPAWN=helper gives each a PID namespace of its own instead\n")
+		} else {
+			b.WriteString("spawn: each session through a re-executed helper, PID 1 of a namespace of its own (the thread sandbox needs Landlock ABI ≥ 6 and cgroups)\n")
+		}
 	} else {
 		fmt.Fprintf(&b, "namespaces: no (%s): other processes visible in /proc; protected paths enforced by carving\n", s.NamespaceErr)
 	}

@@ -121,6 +121,39 @@ func New(cfg Config) *Manager {
 	return m
 }
 
+// HelperFor is how a session asked to start with h (nil: no sandbox) is
+// started here: without a helper inside a program namespace (the
+// sandbox, if any, then goes on the forking thread), with a namespace of
+// its own where isolation is available, without one where it is not.
+// The wrapper uses it too, so that one command starts as a session would.
+func (m *Manager) HelperFor(h *ptyrun.Helper) *ptyrun.Helper {
+	helper := h
+	if m.shared && helper != nil {
+		// The program's own namespace and the session's cgroup already
+		// do what a namespace per session would: no helper needed, and a
+		// sandbox goes on the forking thread when it can.
+		switch {
+		case helper.Payload == nil:
+			helper = nil
+		case helper.Thread != nil:
+			h := *helper
+			h.Isolate = false
+			helper = &h
+		}
+	}
+	if helper == nil && m.isolated && !m.shared {
+		helper = &ptyrun.Helper{Isolate: true}
+	} else if helper != nil && helper.Isolate && !m.isolated {
+		h := *helper
+		h.Isolate = false
+		helper = &h
+	}
+	return helper
+}
+
+// MaxProcesses is the process limit each session gets (0: none).
+func (m *Manager) MaxProcesses() int { return m.cfg.MaxProcesses }
+
 // Isolated reports whether sessions run in their own PID namespace.
 func (m *Manager) Isolated() bool { return m.isolated }
 
@@ -203,27 +236,7 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 		calls:   make(chan struct{}, 1),
 	}
 	s.clean.out = s.appendClean
-	helper := req.Helper
-	if m.shared && helper != nil {
-		// The program's own namespace and the session's cgroup already
-		// do what a namespace per session would: no helper needed, and a
-		// sandbox goes on the forking thread when it can.
-		switch {
-		case helper.Payload == nil:
-			helper = nil
-		case helper.Thread != nil:
-			h := *helper
-			h.Isolate = false
-			helper = &h
-		}
-	}
-	if helper == nil && m.isolated && !m.shared {
-		helper = &ptyrun.Helper{Isolate: true}
-	} else if helper != nil && helper.Isolate && !m.isolated {
-		h := *helper
-		h.Isolate = false
-		helper = &h
-	}
+	helper := m.HelperFor(req.Helper)
 	spec := ptyrun.Spec{
 		Argv:     []string{shell, flag, req.Cmd},
 		Dir:      dir,

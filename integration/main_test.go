@@ -50,6 +50,9 @@ type serverOpts struct {
 	workspace string
 	client    *mcp.ClientOptions
 	protocol  string // "" = the SDK's latest
+	// wrapper runs the server through a command (the server's argv is
+	// appended to it).
+	wrapper []string
 }
 
 func startServer(t testing.TB, o serverOpts) *server {
@@ -59,7 +62,8 @@ func startServer(t testing.TB, o serverOpts) *server {
 		ws = t.TempDir()
 	}
 	args := append([]string{"--workspace", ws}, o.args...)
-	cmd := exec.Command(binary, args...)
+	argv := append(append(append([]string(nil), o.wrapper...), binary), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), o.env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -48,11 +49,10 @@ const throughputBytes = 64 << 20
 
 var producer = []string{"/bin/sh", "-c", "head -c 67108864 /dev/zero | tr '\\0' 'q' | fold -w 100"}
 
-// Raw loops: read everything from a PTY / a pipe, nothing else.
-func BenchmarkThroughputRawPTY(b *testing.B) {
-	b.SetBytes(throughputBytes)
-	for b.Loop() {
-		cmd := exec.Command(producer[0], producer[1:]...)
+// rawThroughput reads everything from a PTY or a pipe, nothing else.
+func rawThroughput(b *testing.B, tty bool) {
+	cmd := exec.Command(producer[0], producer[1:]...)
+	if tty {
 		f, err := pty.Start(cmd)
 		if err != nil {
 			b.Fatal(err)
@@ -60,34 +60,45 @@ func BenchmarkThroughputRawPTY(b *testing.B) {
 		io.Copy(io.Discard, f)
 		cmd.Wait()
 		f.Close()
+		return
 	}
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, out)
+	cmd.Wait()
 }
 
-func BenchmarkThroughputRawPipe(b *testing.B) {
-	b.SetBytes(throughputBytes)
-	for b.Loop() {
-		cmd := exec.Command(producer[0], producer[1:]...)
-		out, _ := cmd.StdoutPipe()
-		cmd.Start()
-		io.Copy(io.Discard, out)
-		cmd.Wait()
-	}
-}
-
+// benchThroughput alternates a raw read loop and the engine on the same
+// producer, b.N times each, so that both see the same machine; it reports
+// the median rate of each and their ratio.
 func benchThroughput(b *testing.B, tty bool) {
 	m := New(Config{Workspace: b.TempDir()})
 	defer m.Close()
-	b.SetBytes(throughputBytes)
+	var raw, engine []float64
+	rate := func(d time.Duration) float64 { return throughputBytes / d.Seconds() / 1e6 }
 	for b.Loop() {
+		t0 := time.Now()
+		rawThroughput(b, tty)
+		raw = append(raw, rate(time.Since(t0)))
+		t0 = time.Now()
 		r, err := m.Exec(context.Background(), ExecRequest{Cmd: producer[2], Login: noLogin, TTY: tty, Yield: 30 * time.Second})
 		if err != nil || r.ExitCode == nil {
 			b.Fatal(err, r)
 		}
+		engine = append(engine, rate(time.Since(t0)))
 	}
+	slices.Sort(raw)
+	slices.Sort(engine)
+	mr, me := raw[len(raw)/2], engine[len(engine)/2]
+	b.ReportMetric(mr, "raw-MB/s")
+	b.ReportMetric(me, "engine-MB/s")
+	b.ReportMetric(me/mr, "engine/raw")
 }
 
-func BenchmarkThroughputEnginePTY(b *testing.B)  { benchThroughput(b, true) }
-func BenchmarkThroughputEnginePipe(b *testing.B) { benchThroughput(b, false) }
+func BenchmarkThroughputPTY(b *testing.B)  { benchThroughput(b, true) }
+func BenchmarkThroughputPipe(b *testing.B) { benchThroughput(b, false) }
 
 // BenchmarkIdleSessionHeap reports the heap held per idle session.
 func BenchmarkIdleSessionHeap(b *testing.B) {

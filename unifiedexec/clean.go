@@ -2,6 +2,7 @@ package unifiedexec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 )
 
@@ -51,10 +52,7 @@ func (c *cleaner) Write(p []byte) {
 			continue
 		}
 		// Fast path: a run of text and line ends with no other control.
-		i := 0
-		for i < len(p) && !special[p[i]] {
-			i++
-		}
+		i := plainLen(p)
 		run := p[:i]
 		p = p[i:]
 		for len(run) > 0 {
@@ -81,6 +79,35 @@ func (c *cleaner) Write(p []byte) {
 			p = p[1:]
 		}
 	}
+}
+
+// plainLen is the length of the leading run of p with no special byte.
+// It tests eight bytes at a time (is any below 0x20, or 0x7f?) and looks
+// at single bytes only in a word that has one: most text has none.
+func plainLen(p []byte) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	i := 0
+	for i < len(p) {
+		if i+8 <= len(p) {
+			w := binary.LittleEndian.Uint64(p[i:])
+			below := (w - 0x20*ones) & ^w & highs
+			d := w ^ 0x7f*ones
+			del := (d - ones) & ^d & highs
+			if below|del == 0 {
+				i += 8
+				continue
+			}
+		}
+		for end := min(i+8, len(p)); i < end; i++ {
+			if special[p[i]] {
+				return i
+			}
+		}
+	}
+	return len(p)
 }
 
 // special marks the bytes the fast path stops at: controls other than

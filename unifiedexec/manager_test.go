@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,11 @@ func TestMain(m *testing.M) {
 	ptyrun.MaybeRunHelper(nil)
 	// As `unified-exec` itself does: sessions then start the default
 	// way, forked from a (sandboxed) thread in the program's namespace.
-	ptyrun.EnterNamespace()
+	// Not when fuzzing: the fuzzer's workers talk to it over inherited
+	// descriptors that the re-run would not pass on.
+	if !slices.ContainsFunc(os.Args, func(a string) bool { return strings.HasPrefix(a, "-test.fuzz") }) {
+		ptyrun.EnterNamespace()
+	}
 	os.Exit(m.Run())
 }
 

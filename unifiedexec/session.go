@@ -125,6 +125,9 @@ type transcript struct {
 	size    int
 	dropped int // line ends dropped with old blocks
 	cut     bool
+	// spare is the last block dropped, kept to be the next one: a flood
+	// then runs without allocating.
+	spare []byte
 }
 
 const transcriptBlock = 64 << 10
@@ -133,9 +136,18 @@ func (t *transcript) Write(b []byte) {
 	for len(b) > 0 {
 		n := len(t.blocks)
 		if n == 0 || len(t.blocks[n-1]) >= transcriptBlock {
-			// Blocks start small and grow by append up to their size, so
-			// a session that printed a line costs bytes, not a block.
-			t.blocks = append(t.blocks, nil)
+			// The first block starts small and grows by append, so a
+			// session that printed a line costs bytes, not a block; once
+			// one block is full, the next is allocated whole (or is the
+			// one last dropped).
+			var next []byte
+			switch {
+			case t.spare != nil:
+				next, t.spare = t.spare, nil
+			case n > 0:
+				next = make([]byte, 0, transcriptBlock)
+			}
+			t.blocks = append(t.blocks, next)
 			n++
 		}
 		last := &t.blocks[n-1]
@@ -147,6 +159,10 @@ func (t *transcript) Write(b []byte) {
 	for t.size > transcriptMax && len(t.blocks) > 1 {
 		t.dropped += bytes.Count(t.blocks[0], []byte{'\n'})
 		t.size -= len(t.blocks[0])
+		if cap(t.blocks[0]) == transcriptBlock {
+			t.spare = t.blocks[0][:0]
+		}
+		t.blocks[0] = nil
 		t.blocks = t.blocks[1:]
 		t.cut = true
 	}

@@ -2,6 +2,7 @@ package unifiedexec
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -185,5 +186,40 @@ func TestTranscriptBounded(t *testing.T) {
 	lines, first, _ = tr.Lines(0, 1)
 	if len(lines) != 1 || !strings.HasSuffix(lines[0], " "+strconv.Itoa(first+1)) {
 		t.Fatalf("oldest kept line %v numbered %d", lines, first)
+	}
+}
+
+// TestPlainLen: the word-at-a-time scan stops exactly where a byte-at-a-
+// time scan of the special table does, wherever the special byte sits.
+func TestPlainLen(t *testing.T) {
+	naive := func(p []byte) int {
+		i := 0
+		for i < len(p) && !special[p[i]] {
+			i++
+		}
+		return i
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 20000; n++ {
+		p := make([]byte, r.IntN(40))
+		for i := range p {
+			const alphabet = "abc\n\t\xc3\xa9 ~\x7f\x1b\r\x00\x80\xff"
+			p[i] = alphabet[r.IntN(len(alphabet))]
+			if r.IntN(4) > 0 {
+				p[i] = byte('a' + r.IntN(26))
+			}
+		}
+		if got, want := plainLen(p), naive(p); got != want {
+			t.Fatalf("plainLen(%q) = %d, want %d", p, got, want)
+		}
+	}
+	for b := 0; b < 256; b++ {
+		for pos := 0; pos < 17; pos++ {
+			p := []byte(strings.Repeat("x", 17))
+			p[pos] = byte(b)
+			if got, want := plainLen(p), naive(p); got != want {
+				t.Fatalf("byte %#x at %d: plainLen = %d, want %d", b, pos, got, want)
+			}
+		}
 	}
 }

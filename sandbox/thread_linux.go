@@ -5,6 +5,8 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -63,24 +65,98 @@ func ApplyThread(payload []byte, tty string) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
-	if err := landlockThread(plan, tty); err != nil {
+	var fd int
+	if tty == "" {
+		fd, err = rulesets.get(payload, func() (int, error) { return landlockRuleset(plan, "") })
+	} else {
+		// A terminal's rule is its session's alone: no caching.
+		fd, err = landlockRuleset(plan, tty)
+		defer unix.Close(fd)
+	}
+	if err != nil {
 		return err
+	}
+	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
+		return fmt.Errorf("landlock: restricting this thread: %w", err)
 	}
 	return applySeccompThread(plan)
 }
 
-// landlockThread restricts the calling thread with the same rules [Apply]
-// gives the helper (writable roots whole: the mounts protect inside them).
-func landlockThread(plan Plan, tty string) error {
+// rulesets keeps the Landlock rulesets of recent plans (for sessions
+// without a terminal: a terminal's rule is its session's alone): an agent's
+// commands come in bursts under one plan, and building a ruleset (an open,
+// a stat and a rule for each grant) costs more than the rest of a spawn.
+// A ruleset binds the inodes its paths had when it was built, so one kept
+// too long can only grant less (a directory replaced since is not
+// granted), never more; it is kept for rulesetTTL at most.
+var rulesets = rulesetCache{entries: map[string]cachedRuleset{}}
+
+const (
+	rulesetTTL = 5 * time.Second
+	rulesetMax = 8
+)
+
+type rulesetCache struct {
+	mu      sync.Mutex
+	entries map[string]cachedRuleset
+}
+
+type cachedRuleset struct {
+	fd    int
+	built time.Time
+}
+
+// get returns the ruleset fd for payload, building it with build when
+// none fresh is kept. The fd stays owned by the cache.
+func (c *rulesetCache) get(payload []byte, build func() (int, error)) (int, error) {
+	key := string(payload)
+	now := time.Now()
+	c.mu.Lock()
+	for k, e := range c.entries {
+		if now.Sub(e.built) > rulesetTTL {
+			unix.Close(e.fd)
+			delete(c.entries, k)
+		}
+	}
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok {
+		return e.fd, nil
+	}
+	fd, err := build()
+	if err != nil {
+		return -1, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.entries[key]; ok {
+		// Built twice at once: keep one.
+		unix.Close(fd)
+		return old.fd, nil
+	}
+	if len(c.entries) >= rulesetMax {
+		for k, e := range c.entries {
+			unix.Close(e.fd)
+			delete(c.entries, k)
+			break
+		}
+	}
+	c.entries[key] = cachedRuleset{fd: fd, built: now}
+	return fd, nil
+}
+
+// landlockRuleset builds the ruleset of the rules [Apply] gives the helper
+// (writable roots whole: the mounts protect inside them), as a
+// close-on-exec fd.
+func landlockRuleset(plan Plan, tty string) (int, error) {
 	abi := landlockABI()
 	cfg := landlockConfig(abi, plan.Network)
 	handled := uint64(cfg.HandledAccessFS)
 	attr := ll.RulesetAttr{HandledAccessFS: handled, HandledAccessNet: uint64(cfg.HandledAccessNet), Scoped: uint64(cfg.Scoped)}
 	fd, err := ll.LandlockCreateRuleset(&attr, 0)
 	if err != nil {
-		return fmt.Errorf("landlock: creating the ruleset (ABI %d): %w", abi, err)
+		return -1, fmt.Errorf("landlock: creating the ruleset (ABI %d): %w", abi, err)
 	}
-	defer unix.Close(fd)
 	grants := append([]Grant(nil), plan.Read...)
 	for _, root := range plan.WritableRoots {
 		grants = append(grants, Grant{Path: root, Dir: true, Access: AccessReadWrite})
@@ -91,13 +167,11 @@ func landlockThread(plan Plan, tty string) error {
 	}
 	for _, g := range grants {
 		if err := addGrant(fd, g, handled); err != nil {
-			return err
+			unix.Close(fd)
+			return -1, err
 		}
 	}
-	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
-		return fmt.Errorf("landlock: restricting this thread: %w", err)
-	}
-	return nil
+	return fd, nil
 }
 
 // Access rights as go-landlock's RODirs/RWDirs give them; a rule on a

@@ -3,6 +3,7 @@ package unifiedexec
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 )
 
@@ -82,32 +83,34 @@ func (c *cleaner) Write(p []byte) {
 }
 
 // plainLen is the length of the leading run of p with no special byte.
-// It tests eight bytes at a time (is any below 0x20, or 0x7f?) and looks
-// at single bytes only in a word that has one: most text has none.
+// It tests eight bytes at a time, with exact per-byte masks (no carry
+// crosses a byte), so it never has to look at single bytes but in the
+// last few.
 func plainLen(p []byte) int {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
 	i := 0
-	for i < len(p) {
-		if i+8 <= len(p) {
-			w := binary.LittleEndian.Uint64(p[i:])
-			below := (w - 0x20*ones) & ^w & highs
-			d := w ^ 0x7f*ones
-			del := (d - ones) & ^d & highs
-			if below|del == 0 {
-				i += 8
-				continue
-			}
-		}
-		for end := min(i+8, len(p)); i < end; i++ {
-			if special[p[i]] {
-				return i
-			}
+	for ; i+8 <= len(p); i += 8 {
+		if m := specialMask(binary.LittleEndian.Uint64(p[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
-	return len(p)
+	for i < len(p) && !special[p[i]] {
+		i++
+	}
+	return i
+}
+
+// specialMask sets the high bit of each byte of w that is special: below
+// 0x20 but for '\n' and '\t', or 0x7f.
+func specialMask(w uint64) uint64 {
+	const (
+		low7  = 0x7f7f7f7f7f7f7f7f
+		highs = 0x8080808080808080
+		ones  = 0x0101010101010101
+	)
+	// zero(x): the high bit of each zero byte of x, exactly.
+	zero := func(x uint64) uint64 { return ^((x & low7) + low7 | x | low7) }
+	below := ^((w & low7) + 0x60*ones) & ^w & highs
+	return below&^zero(w^'\n'*ones)&^zero(w^'\t'*ones) | zero(w^0x7f*ones)
 }
 
 // special marks the bytes the fast path stops at: controls other than

@@ -55,7 +55,9 @@ const unwatchedRate = 16 << 20 // bytes per second
 func (s *session) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	s.received += int64(len(p))
-	s.lastOutput = time.Now()
+	if s.tty {
+		s.lastOutput = time.Now() // for the early return at a prompt
+	}
 	s.clean.Write(p)
 	throttle := s.watched == 0 && s.buf.dropped > 0
 	s.mu.Unlock()

@@ -35,9 +35,10 @@ type auditLog struct {
 	required bool
 	path     string
 
-	// mu guards f.
-	mu sync.Mutex
-	f  *os.File
+	// mu guards f and warned.
+	mu     sync.Mutex
+	f      *os.File
+	warned bool // a failed write was reported on stderr
 }
 
 func openAudit(a policy.Audit) (*auditLog, error) {
@@ -74,6 +75,11 @@ func (l *auditLog) write(ev event) error {
 	if _, err := l.f.Write(b); err != nil {
 		if l.required {
 			return fmt.Errorf("audit log %q cannot be written: %v; [audit] required = true, so the command was not run", l.path, err)
+		}
+		if !l.warned {
+			// Said once: the log goes on being tried, the server goes on.
+			l.warned = true
+			fmt.Fprintf(os.Stderr, "unified-exec: audit log %q cannot be written: %v; events are being lost (required = false)\n", l.path, err)
 		}
 	}
 	return nil

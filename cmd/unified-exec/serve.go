@@ -115,7 +115,9 @@ func serveStats(file string) (stop func()) {
 				// Return freed memory first, so RSS readings show leaks,
 				// not a lazy collector.
 				debug.FreeOSMemory()
-				os.WriteFile(file, []byte(fmt.Sprintf("goroutines %d\n", runtime.NumGoroutine())), 0o600)
+				if err := os.WriteFile(file, []byte(fmt.Sprintf("goroutines %d\n", runtime.NumGoroutine())), 0o600); err != nil {
+					errorf("stats: %v", err)
+				}
 			case <-done:
 				return
 			}

@@ -141,8 +141,14 @@ func main() {
 	rss := status(pid, "VmRSS")
 	fds := countDir(fmt.Sprintf("/proc/%d/fd", pid))
 	kids, zombies := children(pid)
-	g, _ := os.ReadFile(stats)
-	goroutines, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(string(g), "goroutines")))
+	g, err := os.ReadFile(stats)
+	if err != nil {
+		fail("reading the server's stats: %v", err)
+	}
+	goroutines, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(string(g), "goroutines")))
+	if err != nil {
+		fail("the server's stats %q do not give a goroutine count: %v", g, err)
+	}
 	growth := 100 * float64(rss-rssWarm) / float64(rssWarm)
 	cs.Close()
 	ok := kids == 0 && zombies == 0 && fds <= 16 && goroutines <= 40 && growth < 10

@@ -83,11 +83,25 @@ func (c *cleaner) Write(p []byte) {
 }
 
 // plainLen is the length of the leading run of p with no special byte.
-// It tests eight bytes at a time, with exact per-byte masks (no carry
-// crosses a byte), so it never has to look at single bytes but in the
-// last few.
+// It tests sixteen bytes at a time with exact per-byte masks (no carry
+// crosses a byte): first whether any byte is below 0x20 or is 0x7f,
+// which most words of text are not, and only then which of those are
+// line ends or tabs.
 func plainLen(p []byte) int {
 	i := 0
+	for ; i+16 <= len(p); i += 16 {
+		a := binary.LittleEndian.Uint64(p[i:])
+		b := binary.LittleEndian.Uint64(p[i+8:])
+		if candidates(a)|candidates(b) == 0 {
+			continue
+		}
+		if m := specialMask(a); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+		if m := specialMask(b); m != 0 {
+			return i + 8 + bits.TrailingZeros64(m)/8
+		}
+	}
 	for ; i+8 <= len(p); i += 8 {
 		if m := specialMask(binary.LittleEndian.Uint64(p[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)/8
@@ -99,18 +113,31 @@ func plainLen(p []byte) int {
 	return i
 }
 
+const (
+	low7  = 0x7f7f7f7f7f7f7f7f
+	highs = 0x8080808080808080
+	ones  = 0x0101010101010101
+)
+
+// candidates sets the high bit of each byte of w below 0x20 or equal to
+// 0x7f.
+func candidates(w uint64) uint64 {
+	below := ^((w & low7) + 0x60*ones) & ^w & highs
+	d := w ^ 0x7f*ones
+	del := ^((d & low7) + low7 | d | low7)
+	return below | del
+}
+
 // specialMask sets the high bit of each byte of w that is special: below
 // 0x20 but for '\n' and '\t', or 0x7f.
 func specialMask(w uint64) uint64 {
-	const (
-		low7  = 0x7f7f7f7f7f7f7f7f
-		highs = 0x8080808080808080
-		ones  = 0x0101010101010101
-	)
-	// zero(x): the high bit of each zero byte of x, exactly.
-	zero := func(x uint64) uint64 { return ^((x & low7) + low7 | x | low7) }
-	below := ^((w & low7) + 0x60*ones) & ^w & highs
-	return below&^zero(w^'\n'*ones)&^zero(w^'\t'*ones) | zero(w^0x7f*ones)
+	m := candidates(w)
+	if m == 0 {
+		return 0
+	}
+	nl := w ^ '\n'*ones
+	tab := w ^ '\t'*ones
+	return m &^ ^((nl & low7) + low7 | nl | low7) &^ ^((tab & low7) + low7 | tab | low7)
 }
 
 // special marks the bytes the fast path stops at: controls other than

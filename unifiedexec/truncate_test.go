@@ -214,8 +214,8 @@ func TestPlainLen(t *testing.T) {
 		}
 	}
 	for b := 0; b < 256; b++ {
-		for pos := 0; pos < 17; pos++ {
-			p := []byte(strings.Repeat("x", 17))
+		for pos := 0; pos < 41; pos++ {
+			p := []byte(strings.Repeat("x", 41))
 			p[pos] = byte(b)
 			if got, want := plainLen(p), naive(p); got != want {
 				t.Fatalf("byte %#x at %d: plainLen = %d, want %d", b, pos, got, want)

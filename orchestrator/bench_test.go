@@ -2,7 +2,9 @@ package orchestrator
 
 import (
 	"context"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/unifiedexec"
@@ -37,4 +39,43 @@ func BenchmarkSpawnSandboxedHelper(b *testing.B) {
 }
 func BenchmarkSpawnUnsandboxedHelper(b *testing.B) {
 	benchSpawn(b, policy.ModeDangerFullAccess, true)
+}
+
+// BenchmarkSpawnSandboxRatio alternates exec_command of `true` sandboxed
+// (workspace-write) and unsandboxed, so that both see the same machine,
+// and reports the medians and their ratio.
+func BenchmarkSpawnSandboxRatio(b *testing.B) {
+	orch := func(mode string) *Orchestrator {
+		pol := policy.Default()
+		pol.Sandbox.Mode = mode
+		o, err := New(Config{Policy: pol, Workspace: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(o.Close)
+		return o
+	}
+	sandboxed, unsandboxed := orch(policy.ModeWorkspaceWrite), orch(policy.ModeDangerFullAccess)
+	run := func(o *Orchestrator) time.Duration {
+		t0 := time.Now()
+		r, err := o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "true", Login: noLogin}})
+		if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+			b.Fatal(err, r)
+		}
+		return time.Since(t0)
+	}
+	var s, u []time.Duration
+	for b.Loop() {
+		s = append(s, run(sandboxed))
+		u = append(u, run(unsandboxed))
+	}
+	median := func(d []time.Duration) float64 {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / 1e6
+	}
+	ms, mu := median(s), median(u)
+	b.ReportMetric(ms, "sandboxed-ms")
+	b.ReportMetric(mu, "unsandboxed-ms")
+	b.ReportMetric(ms/mu, "sandboxed/unsandboxed")
 }

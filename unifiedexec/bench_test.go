@@ -141,3 +141,42 @@ func benchBeside(b *testing.B, flood bool) {
 
 func BenchmarkExecBesideQuiet(b *testing.B) { benchBeside(b, false) }
 func BenchmarkExecBesideFlood(b *testing.B) { benchBeside(b, true) }
+
+// median of the durations in ms.
+func medianMS(d []time.Duration) float64 {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return float64(s[len(s)/2]) / 1e6
+}
+
+// BenchmarkSpawnRatio alternates a bare os/exec of `bash -c true` with the
+// engine's spawn of `true` (pipe and PTY), so that all three see the same
+// machine, and reports the medians and the ratios.
+func BenchmarkSpawnRatio(b *testing.B) {
+	m := New(Config{Workspace: b.TempDir()})
+	defer m.Close()
+	var bare, pipe, tty []time.Duration
+	engine := func(isTTY bool) time.Duration {
+		t0 := time.Now()
+		r, err := m.Exec(context.Background(), ExecRequest{Cmd: "true", Login: noLogin, TTY: isTTY})
+		if err != nil || r.ExitCode == nil {
+			b.Fatal(err, r)
+		}
+		return time.Since(t0)
+	}
+	for b.Loop() {
+		t0 := time.Now()
+		if err := exec.Command("/bin/bash", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		bare = append(bare, time.Since(t0))
+		pipe = append(pipe, engine(false))
+		tty = append(tty, engine(true))
+	}
+	mb, mp, mt := medianMS(bare), medianMS(pipe), medianMS(tty)
+	b.ReportMetric(mb, "osexec-ms")
+	b.ReportMetric(mp, "pipe-ms")
+	b.ReportMetric(mt, "pty-ms")
+	b.ReportMetric(mp/mb, "pipe/osexec")
+	b.ReportMetric(mt/mb, "pty/osexec")
+}

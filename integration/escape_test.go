@@ -273,6 +273,19 @@ func escapeProcesses(t *testing.T) {
 		"strace":             "strace -f true",
 		"io_uring":           e.py + ` -c "import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); p = ctypes.create_string_buffer(120); r = libc.syscall(425, 8, p); sys.exit(0 if r >= 0 else 1)"`,
 		"process_vm_readv":   e.py + ` -c "import ctypes, sys, os; libc = ctypes.CDLL(None, use_errno=True); r = libc.syscall(310, os.getppid(), 0, 0, 0, 0, 0); sys.exit(0 if ctypes.get_errno() != 1 else 1)"`,
+		// The server (the parent on the thread path) and PID 1 must not
+		// be starved (SCHED_IDLE, nice 19) or limited to death
+		// (RLIMIT_CPU) from inside.
+		"renice the parent":    "renice -n 19 -p $PPID",
+		"renice PID 1":         "renice -n 19 -p 1",
+		"renice the user":      "renice -n 19 -u $(id -u)",
+		"idle the parent":      "chrt -i -p 0 $PPID",
+		"idle PID 1":           "chrt -i -p 0 1",
+		"ionice the parent":    "ionice -c 3 -p $PPID",
+		"ionice the user":      "ionice -c 3 -u $(id -u)",
+		"prlimit the parent":   "prlimit --pid $PPID --cpu=1:1",
+		"prlimit PID 1":        "prlimit --pid 1 --nofile=3:3",
+		"schedattr the parent": e.py + ` -c "import os; os.sched_setscheduler(os.getppid(), os.SCHED_IDLE, os.sched_param(0))"`,
 	}
 	if _, out := e.run(t, "echo $PPID"); strings.TrimSpace(out) == "1" {
 		// With the helper, PID 1 is the session's own init, which
@@ -302,6 +315,27 @@ func escapeProcesses(t *testing.T) {
 	}
 	if code, out := e.run(t, "echo $UE_CANARY_TOKEN; env | grep -c canary-4242"); code == 0 || strings.Contains(out, "canary-4242") {
 		t.Fatalf("the canary reached the command's environment: %s", out)
+	}
+	if code, out := e.run(t, fmt.Sprintf("renice -n 19 -p %d", otherPid)); code == 0 {
+		t.Fatalf("a session reniced another: %s", out)
+	}
+	// On itself, a command keeps what nice, ulimit and prlimit do.
+	self := map[string]struct{ cmd, want string }{
+		"nice":             {"nice -n 5 nice", "5"},
+		"setpriority self": {e.py + ` -c "import os; os.setpriority(os.PRIO_PROCESS, 0, 3); print(os.getpriority(os.PRIO_PROCESS, 0))"`, "3"},
+		"ulimit":           {"ulimit -n 100 && ulimit -n", "100"},
+		"prlimit a run":    {"prlimit --nofile=50 sh -c 'ulimit -n'", "50"},
+		"read a limit":     {"prlimit --pid $PPID --nofile --noheadings --raw | tr -s ' ' | cut -d' ' -f2 | grep -c .", "1"},
+		"idle self":        {e.py + ` -c "import os; os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0)); print(os.sched_getscheduler(0))"`, "5"},
+		"ionice a run":     {"ionice -c 3 sh -c 'ionice'", "idle"},
+	}
+	for name, c := range self {
+		t.Run("allowed/"+name, func(t *testing.T) {
+			code, out := e.run(t, c.cmd)
+			if code != 0 || strings.TrimSpace(out) != c.want {
+				t.Fatalf("%s: exit %d: %q, want %q", name, code, out, c.want)
+			}
+		})
 	}
 }
 

@@ -134,6 +134,7 @@ func Unmarshal(b []byte) (Plan, error) {
 const (
 	blockedAlways  = "ptrace, process_vm_readv, process_vm_writev, io_uring_setup, io_uring_enter, io_uring_register"
 	blockedNetwork = "socket and socketpair of any family but AF_UNIX"
+	blockedOthers  = "setpriority, ioprio_set, sched_setscheduler, sched_setparam, sched_setattr and prlimit64 (setting) on any process but the caller (renice/chrt/ionice/prlimit of a pid)"
 )
 
 // String renders the plan for people: one section per kind of grant, one
@@ -185,6 +186,7 @@ func (p Plan) String() string {
 	}
 	grants("devices", p.Devices)
 	b.WriteString("syscalls refused (EPERM): " + blockedAlways + "\n")
+	b.WriteString("syscalls refused (EPERM): " + blockedOthers + "\n")
 	b.WriteString("scoped (Landlock ABI 6): no signals or abstract UNIX socket connections to processes outside the sandbox\n")
 	for _, n := range p.Notes {
 		b.WriteString("note: " + n + "\n")

@@ -46,6 +46,10 @@ func newFilter(network bool) (*seccomp.ScmpFilter, error) {
 			return nil, fmt.Errorf("seccomp: refusing %s: %w", name, err)
 		}
 	}
+	if err := addSelfOnly(f, eperm); err != nil {
+		f.Release()
+		return nil, err
+	}
 	if !network {
 		notUnix, err := seccomp.MakeCondition(0, seccomp.CompareNotEqual, unix.AF_UNIX)
 		if err != nil {
@@ -65,6 +69,67 @@ func newFilter(network bool) (*seccomp.ScmpFilter, error) {
 		}
 	}
 	return f, nil
+}
+
+// selfOnly are the calls that change another process's priority,
+// scheduling or resource limits by pid, with the argument that names it.
+// Neither Landlock nor the uid stops a command from lowering the server's
+// priority (SCHED_IDLE, nice 19) or limits (RLIMIT_CPU of a second, which
+// kills it): they are refused (EPERM) unless that argument is 0, the
+// caller itself. `nice cmd`, `ulimit` and setrlimit work as before.
+var selfOnly = []struct {
+	name string
+	arg  uint
+}{
+	{"setpriority", 1}, {"ioprio_set", 1},
+	{"sched_setscheduler", 0}, {"sched_setparam", 0}, {"sched_setattr", 0},
+}
+
+// Who-is-a-user values of setpriority and ioprio_set: with who 0 they
+// mean every process of the caller's user, the server's too.
+const (
+	prioUser      = 2 // PRIO_USER
+	ioprioWhoUser = 3 // IOPRIO_WHO_USER
+)
+
+func addSelfOnly(f *seccomp.ScmpFilter, eperm seccomp.ScmpAction) error {
+	type cond struct {
+		arg uint
+		op  seccomp.ScmpCompareOp
+		v   uint64
+	}
+	add := func(name string, cs ...cond) error {
+		sc, err := seccomp.GetSyscallFromName(name)
+		if err != nil {
+			return nil // not on this architecture
+		}
+		var conds []seccomp.ScmpCondition
+		for _, c := range cs {
+			mc, err := seccomp.MakeCondition(c.arg, c.op, c.v)
+			if err != nil {
+				return fmt.Errorf("seccomp: condition on %s: %w", name, err)
+			}
+			conds = append(conds, mc)
+		}
+		if err := f.AddRuleConditional(sc, eperm, conds); err != nil {
+			return fmt.Errorf("seccomp: refusing %s on other processes: %w", name, err)
+		}
+		return nil
+	}
+	for _, c := range selfOnly {
+		if err := add(c.name, cond{c.arg, seccomp.CompareNotEqual, 0}); err != nil {
+			return err
+		}
+	}
+	if err := add("setpriority", cond{0, seccomp.CompareEqual, prioUser}); err != nil {
+		return err
+	}
+	if err := add("ioprio_set", cond{0, seccomp.CompareEqual, ioprioWhoUser}); err != nil {
+		return err
+	}
+	// prlimit64(pid, resource, new, old): reading another's limits is
+	// harmless; setting them is not.
+	return add("prlimit64", cond{0, seccomp.CompareNotEqual, 0}, cond{2, seccomp.CompareNotEqual, 0})
 }
 
 // applySeccomp loads the plan's filter on every thread of the process.

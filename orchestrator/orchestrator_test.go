@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +27,10 @@ func TestMain(m *testing.M) {
 	// descriptors that the re-run would not pass on.
 	if !slices.ContainsFunc(os.Args, func(a string) bool { return strings.HasPrefix(a, "-test.fuzz") }) {
 		ptyrun.EnterNamespace()
+	}
+	if err := ptyrun.BatchScheduling(true); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	os.Exit(m.Run())
 }

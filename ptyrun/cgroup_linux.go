@@ -201,7 +201,8 @@ func newProcLimit(max int, marker string) (*procLimit, error) {
 // for the fork; v2 uses CLONE_INTO_CGROUP. A thread that prepare changed,
 // or that could not leave the cgroup, is never reused: it is retired with
 // its goroutine — once the command exits when the child has a
-// parent-death signal (tied to the forking thread), else at once.
+// parent-death signal (tied to the forking thread), else at once. Under
+// BatchScheduling the fork runs on a thread put back to SCHED_OTHER.
 func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {
 	l := p.limit
 	v1 := l != nil && !l.v2
@@ -209,7 +210,7 @@ func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = int(l.fd.Fd())
 	}
-	if !v1 && prepare == nil {
+	if !v1 && prepare == nil && !batch.Load() {
 		return cmd.Start()
 	}
 	errc := make(chan error, 1)
@@ -239,18 +240,25 @@ func (p *Process) forkOnThread(cmd *exec.Cmd, prepare func() error, errc chan<- 
 		errc <- err
 		return
 	}
+	restore, err := forkPolicy()
+	if err != nil {
+		runtime.UnlockOSThread()
+		errc <- err
+		return
+	}
 	l := p.limit
 	v1 := l != nil && !l.v2
 	tid := strconv.Itoa(unix.Gettid())
 	var home string
 	if v1 {
-		var err error
 		if home, err = threadCgroup(); err == nil {
 			p.forkTid, p.forkHome = tid, home
 			err = os.WriteFile(filepath.Join(l.dir, "tasks"), []byte(tid), 0)
 		}
 		if err != nil {
-			runtime.UnlockOSThread()
+			if restore() {
+				runtime.UnlockOSThread()
+			}
 			errc <- fmt.Errorf("process limit: joining %s: %w", l.dir, err)
 			return
 		}
@@ -261,19 +269,15 @@ func (p *Process) forkOnThread(cmd *exec.Cmd, prepare func() error, errc chan<- 
 			return // retired: the thread may be half-restricted
 		}
 	}
-	err := cmd.Start()
+	err = cmd.Start()
 	errc <- err
-	if err != nil {
-		if prepare == nil && os.WriteFile(filepath.Join(home, "tasks"), []byte(tid), 0) == nil {
-			runtime.UnlockOSThread()
-		}
-		return
-	}
-	if prepare == nil && os.WriteFile(filepath.Join(home, "tasks"), []byte(tid), 0) == nil {
+	// A thread that only joined the cgroup and changed its policy is
+	// reused once both are undone.
+	if prepare == nil && (!v1 || os.WriteFile(filepath.Join(home, "tasks"), []byte(tid), 0) == nil) && restore() {
 		runtime.UnlockOSThread()
 		return
 	}
-	if cmd.SysProcAttr.Pdeathsig != 0 {
+	if err == nil && cmd.SysProcAttr.Pdeathsig != 0 {
 		// The child's parent-death signal is tied to this thread: keep
 		// it until the child is gone.
 		<-p.exited

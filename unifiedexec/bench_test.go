@@ -12,15 +12,35 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/unified-exec/unified-exec/ptyrun"
 )
+
+// asPlainProgram runs f as a plain program would run: TestMain put this
+// process under SCHED_BATCH, as unified-exec does; a baseline runs with
+// it off, so that neither the reader nor the commands it starts are
+// batch.
+func asPlainProgram(b *testing.B, f func()) {
+	if err := ptyrun.BatchScheduling(false); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := ptyrun.BatchScheduling(true); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	f()
+}
 
 // Spawn of `true`: a bare os/exec, and through the engine (pipe and PTY).
 func BenchmarkSpawnOSExec(b *testing.B) {
-	for b.Loop() {
-		if err := exec.Command("/bin/bash", "-c", "true").Run(); err != nil {
-			b.Fatal(err)
+	asPlainProgram(b, func() {
+		for b.Loop() {
+			if err := exec.Command("/bin/bash", "-c", "true").Run(); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }
 
 func benchSpawn(b *testing.B, tty, noIso, helper bool) {
@@ -79,10 +99,12 @@ func benchThroughput(b *testing.B, tty bool) {
 	var raw, engine []float64
 	rate := func(d time.Duration) float64 { return throughputBytes / d.Seconds() / 1e6 }
 	for b.Loop() {
+		asPlainProgram(b, func() {
+			t0 := time.Now()
+			rawThroughput(b, tty)
+			raw = append(raw, rate(time.Since(t0)))
+		})
 		t0 := time.Now()
-		rawThroughput(b, tty)
-		raw = append(raw, rate(time.Since(t0)))
-		t0 = time.Now()
 		r, err := m.Exec(context.Background(), ExecRequest{Cmd: producer[2], Login: noLogin, TTY: tty, Yield: 30 * time.Second})
 		if err != nil || r.ExitCode == nil {
 			b.Fatal(err, r)
@@ -165,11 +187,13 @@ func BenchmarkSpawnRatio(b *testing.B) {
 		return time.Since(t0)
 	}
 	for b.Loop() {
-		t0 := time.Now()
-		if err := exec.Command("/bin/bash", "-c", "true").Run(); err != nil {
-			b.Fatal(err)
-		}
-		bare = append(bare, time.Since(t0))
+		asPlainProgram(b, func() {
+			t0 := time.Now()
+			if err := exec.Command("/bin/bash", "-c", "true").Run(); err != nil {
+				b.Fatal(err)
+			}
+			bare = append(bare, time.Since(t0))
+		})
 		pipe = append(pipe, engine(false))
 		tty = append(tty, engine(true))
 	}

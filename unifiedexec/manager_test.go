@@ -25,6 +25,10 @@ func TestMain(m *testing.M) {
 	if !slices.ContainsFunc(os.Args, func(a string) bool { return strings.HasPrefix(a, "-test.fuzz") }) {
 		ptyrun.EnterNamespace()
 	}
+	if err := ptyrun.BatchScheduling(true); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	os.Exit(m.Run())
 }
 

@@ -65,6 +65,13 @@ func cmdMain(args []string) int {
 	// (UNIFIED_EXEC_SPAWN=helper starts every command through the
 	// namespace-per-session helper instead: see newOrchestratorWith.)
 	ptyrun.EnterNamespace()
+	// Output is read in larger pieces when the server does not preempt
+	// the commands that write it (see ptyrun.BatchScheduling); commands
+	// themselves still start under the normal policy.
+	if err := ptyrun.BatchScheduling(true); err != nil {
+		ptyrun.BatchScheduling(false)
+		fmt.Fprintf(os.Stderr, "unified-exec: %v; output is read under the normal policy\n", err)
+	}
 	dashdash := len(args) > 0 && (len(rest) > 0 || args[len(args)-1] == "--")
 	if len(rest) > 0 || dashdash {
 		return cmdWrap(f, rest)

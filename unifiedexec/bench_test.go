@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,26 +91,38 @@ func rawThroughput(b *testing.B, tty bool) {
 	cmd.Wait()
 }
 
+// selfCPU is the CPU time this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // benchThroughput alternates a raw read loop and the engine on the same
 // producer, b.N times each, so that both see the same machine; it reports
-// the median rate of each and their ratio.
+// the median rate of each and their ratio, and the median CPU time this
+// process spent reading each run (the reader's cost; the producers'
+// is not counted).
 func benchThroughput(b *testing.B, tty bool) {
 	m := New(Config{Workspace: b.TempDir()})
 	defer m.Close()
 	var raw, engine []float64
+	var rawCPU, engineCPU []time.Duration
 	rate := func(d time.Duration) float64 { return throughputBytes / d.Seconds() / 1e6 }
 	for b.Loop() {
 		asPlainProgram(b, func() {
-			t0 := time.Now()
+			c0, t0 := selfCPU(), time.Now()
 			rawThroughput(b, tty)
 			raw = append(raw, rate(time.Since(t0)))
+			rawCPU = append(rawCPU, selfCPU()-c0)
 		})
-		t0 := time.Now()
+		c0, t0 := selfCPU(), time.Now()
 		r, err := m.Exec(context.Background(), ExecRequest{Cmd: producer[2], Login: noLogin, TTY: tty, Yield: 30 * time.Second})
 		if err != nil || r.ExitCode == nil {
 			b.Fatal(err, r)
 		}
 		engine = append(engine, rate(time.Since(t0)))
+		engineCPU = append(engineCPU, selfCPU()-c0)
 	}
 	slices.Sort(raw)
 	slices.Sort(engine)
@@ -117,6 +130,9 @@ func benchThroughput(b *testing.B, tty bool) {
 	b.ReportMetric(mr, "raw-MB/s")
 	b.ReportMetric(me, "engine-MB/s")
 	b.ReportMetric(me/mr, "engine/raw")
+	cr, ce := medianMS(rawCPU), medianMS(engineCPU)
+	b.ReportMetric(cr, "raw-cpu-ms")
+	b.ReportMetric(ce, "engine-cpu-ms")
 }
 
 func BenchmarkThroughputPTY(b *testing.B)  { benchThroughput(b, true) }

@@ -18,15 +18,15 @@ import (
 )
 
 // asPlainProgram runs f as a plain program would run: TestMain put this
-// process under SCHED_BATCH, as unified-exec does; a baseline runs with
-// it off, so that neither the reader nor the commands it starts are
-// batch.
+// process under SCHED_BATCH, as unified-exec does (unless UE_SCHED=other);
+// a baseline runs with it off, so that neither the reader nor the
+// commands it starts are batch.
 func asPlainProgram(b *testing.B, f func()) {
 	if err := ptyrun.BatchScheduling(false); err != nil {
 		b.Fatal(err)
 	}
 	defer func() {
-		if err := ptyrun.BatchScheduling(true); err != nil {
+		if err := ptyrun.BatchScheduling(batchScheduling); err != nil {
 			b.Fatal(err)
 		}
 	}()

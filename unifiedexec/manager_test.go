@@ -16,6 +16,10 @@ import (
 	"github.com/unified-exec/unified-exec/ptyrun"
 )
 
+// batchScheduling is whether TestMain put the process under SCHED_BATCH,
+// as unified-exec does.
+var batchScheduling bool
+
 func TestMain(m *testing.M) {
 	ptyrun.MaybeRunHelper(nil)
 	// As `unified-exec` itself does: sessions then start the default
@@ -25,7 +29,10 @@ func TestMain(m *testing.M) {
 	if !slices.ContainsFunc(os.Args, func(a string) bool { return strings.HasPrefix(a, "-test.fuzz") }) {
 		ptyrun.EnterNamespace()
 	}
-	if err := ptyrun.BatchScheduling(true); err != nil {
+	// UE_SCHED=other keeps the normal policy, to measure what batch
+	// scheduling changes.
+	batchScheduling = os.Getenv("UE_SCHED") != "other"
+	if err := ptyrun.BatchScheduling(batchScheduling); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

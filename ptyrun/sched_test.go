@@ -70,26 +70,42 @@ func TestBatchScheduling(t *testing.T) {
 	}()
 	requirePolicy(t, unix.SCHED_BATCH, "after BatchScheduling(true)")
 
-	// New threads: goroutines that hold their threads make the runtime
-	// start more.
-	before := len(threadPolicies(t))
+	// New threads: more goroutines holding their threads than there are
+	// threads make the runtime start some.
+	before := threadPolicies(t)
 	var wg sync.WaitGroup
 	release := make(chan struct{})
-	for i := 0; i < 8; i++ {
+	tids := make(chan int, len(before)+4)
+	for i := 0; i < cap(tids); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
+			tids <- unix.Gettid()
 			<-release
 		}()
 	}
-	for len(threadPolicies(t)) < before+4 {
-		runtime.Gosched()
+	fresh := 0
+	for i := 0; i < cap(tids); i++ {
+		tid := <-tids
+		_, old := before[tid]
+		if !old {
+			fresh++
+		}
+		a, err := unix.SchedGetAttr(tid, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Policy != unix.SCHED_BATCH {
+			t.Errorf("thread %d (started before: %v) has policy %d, want SCHED_BATCH", tid, old, a.Policy)
+		}
 	}
-	requirePolicy(t, unix.SCHED_BATCH, "threads started later")
 	close(release)
 	wg.Wait()
+	if fresh == 0 {
+		t.Fatal("no new thread was started")
+	}
 
 	// Field 41 of stat is the policy: 0 SCHED_OTHER, 3 SCHED_BATCH.
 	const script = `read -r line < /proc/$$/stat; set -- ${line##*) }; shift 38; echo "policy=$1"`

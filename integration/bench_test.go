@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/unified-exec/unified-exec/internal/proctree"
 )
 
 // procStatus reads a field of /proc/<pid>/status, in KiB.
@@ -26,44 +28,7 @@ func countFDs(pid int) int {
 	return len(ents)
 }
 
-func children(pid int) int { return len(childPids(pid)) }
-
-func childPids(pid int) []int {
-	var pids []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			n, _ := strconv.Atoi(e.Name())
-			pids = append(pids, n)
-		}
-	}
-	return pids
-}
-
-// servingPid is the process that serves: unified-exec re-runs itself in a
-// PID namespace of its own, under an init, and the process the test
-// started only relays — its grandchild serves.
-func servingPid(pid int) int {
-	kids := childPids(pid)
-	if len(kids) != 1 {
-		return pid
-	}
-	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", kids[0]))
-	if !strings.HasPrefix(string(cmdline), "unified-exec-helper\x00") {
-		return pid // not relaying: it serves itself
-	}
-	if served := childPids(kids[0]); len(served) == 1 {
-		return served[0]
-	}
-	return pid
-}
+func children(pid int) int { return len(proctree.Children(pid)) }
 
 // BenchmarkServerIdleSessions: 500 idle sessions in one server; reports
 // the server's RSS per session, then checks nothing is left once they are
@@ -79,7 +44,7 @@ func BenchmarkServerIdleSessions(b *testing.B) {
 		os.WriteFile(pf, []byte("[limits]\nmax_sessions = 600\n"), 0o644)
 		s := startServer(b, serverOpts{args: []string{"--policy", pf}, workspace: dir})
 		s.exec(map[string]any{"cmd": "true"})
-		pid := servingPid(s.cmd.Process.Pid)
+		pid := proctree.ServingPid(s.cmd.Process.Pid)
 		time.Sleep(200 * time.Millisecond)
 		base := procStatus(pid, "VmRSS")
 		fds0 := countFDs(pid)
@@ -110,7 +75,7 @@ func BenchmarkServerFlood(b *testing.B) {
 	for b.Loop() {
 		s := startServer(b, serverOpts{workspace: b.TempDir()})
 		s.exec(map[string]any{"cmd": "true"})
-		pid := servingPid(s.cmd.Process.Pid)
+		pid := proctree.ServingPid(s.cmd.Process.Pid)
 		base := procStatus(pid, "VmHWM")
 		text := s.exec(map[string]any{"cmd": "head -c 1000000000 /dev/zero | tr '\\0' 'x' | fold -w 200; echo END", "yield_time_ms": 30000})
 		for !strings.Contains(text, "exited") {

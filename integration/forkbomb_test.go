@@ -13,21 +13,30 @@ import (
 	"github.com/unified-exec/unified-exec/sandbox/sandboxtest"
 )
 
-// TestForkBombContained: a fork bomb in a sandboxed session stops at the
-// session's process limit, the response says so, other sessions keep
-// answering, and killing the session leaves no process and no cgroup.
-func TestForkBombContained(t *testing.T) {
+// processLimitPolicy skips (or fails, when the sandbox is required) where
+// there is no process limit, and writes a policy with max_processes = n in
+// a fresh workspace.
+func processLimitPolicy(t *testing.T, n int) (dir, policyFile string) {
+	t.Helper()
 	if ok, err := ptyrun.ProcessLimitAvailable(); !ok {
 		if os.Getenv(sandboxtest.RequireEnv) == "1" {
 			t.Fatalf("process limit required but unavailable: %v", err)
 		}
 		t.Skipf("process limit unavailable: %v", err)
 	}
-	dir := t.TempDir()
-	pf := filepath.Join(dir, "policy.toml")
-	if err := os.WriteFile(pf, []byte("[limits]\nmax_processes = 64\n"), 0o644); err != nil {
+	dir = t.TempDir()
+	policyFile = filepath.Join(dir, "policy.toml")
+	if err := os.WriteFile(policyFile, []byte(fmt.Sprintf("[limits]\nmax_processes = %d\n", n)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir, policyFile
+}
+
+// TestForkBombContained: a fork bomb in a sandboxed session stops at the
+// session's process limit, the response says so, other sessions keep
+// answering, and killing the session leaves no process and no cgroup.
+func TestForkBombContained(t *testing.T) {
+	dir, pf := processLimitPolicy(t, 64)
 	s := startServer(t, serverOpts{args: []string{"--policy", pf}, workspace: dir})
 	text := s.exec(map[string]any{"cmd": "grep pids /proc/self/cgroup; b() { b | b & }; b; sleep 60", "yield_time_ms": 3000})
 	id := sessionID(t, text)
@@ -72,17 +81,7 @@ func TestForkBombContained(t *testing.T) {
 // TestWrapProcessLimit: the wrapper gives its one command the same limit,
 // and starts it as a session would (forked in the program's namespace).
 func TestWrapProcessLimit(t *testing.T) {
-	if ok, err := ptyrun.ProcessLimitAvailable(); !ok {
-		if os.Getenv(sandboxtest.RequireEnv) == "1" {
-			t.Fatalf("process limit required but unavailable: %v", err)
-		}
-		t.Skipf("process limit unavailable: %v", err)
-	}
-	dir := t.TempDir()
-	pf := filepath.Join(dir, "policy.toml")
-	if err := os.WriteFile(pf, []byte("[limits]\nmax_processes = 32\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, pf := processLimitPolicy(t, 32)
 	forker := `$| = 1; my $n = 0; for (1..100) { my $p = fork; if (!defined $p) { print "refused\n"; last } if ($p == 0) { sleep 30; exit 0 } $n++ } print "forked $n\n"`
 	out, code := wrap(t, []string{"--policy", pf, "--workspace", dir}, "perl", "-e", forker)
 	i := strings.Index(out, "forked")

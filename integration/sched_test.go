@@ -6,19 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// statField is field n (1-based) of a stat file of /proc; false when the
-// task is gone.
-func statField(path string, n int) (string, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return f[n-3], true
-}
+	"github.com/unified-exec/unified-exec/internal/proctree"
+)
 
 // TestServerScheduling: the server reads output under SCHED_BATCH (so that
 // it does not preempt the commands writing it), and the commands it starts,
@@ -36,7 +26,7 @@ func TestServerScheduling(t *testing.T) {
 		}
 		// A thread retired after a fork keeps SCHED_OTHER until it is
 		// gone: give it time to go.
-		pid := servingPid(s.cmd.Process.Pid)
+		pid := proctree.ServingPid(s.cmd.Process.Pid)
 		var wrong []string
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			wrong = nil
@@ -45,8 +35,9 @@ func TestServerScheduling(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, e := range tasks {
-				if p, ok := statField(fmt.Sprintf("/proc/%d/task/%s/stat", pid, e.Name()), 41); ok && p != "3" {
-					wrong = append(wrong, fmt.Sprintf("thread %s has policy %s", e.Name(), p))
+				// Field 41 of proc(5), the policy, is [38].
+				if f, ok := proctree.Stat(fmt.Sprintf("/proc/%d/task/%s/stat", pid, e.Name())); ok && f[38] != "3" {
+					wrong = append(wrong, fmt.Sprintf("thread %s has policy %s", e.Name(), f[38]))
 				}
 			}
 			if len(wrong) == 0 || time.Now().After(deadline) {

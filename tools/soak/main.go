@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unified-exec/unified-exec/internal/proctree"
 )
 
 func main() {
@@ -37,9 +39,9 @@ func main() {
 		fail("connect: %v", err)
 	}
 	// Signals go to the process we started; it relays them. What is
-	// measured is the process that serves (see servingPid).
+	// measured is the process that serves (see proctree.ServingPid).
 	relay := cmd.Process.Pid
-	pid := servingPid(relay)
+	pid := proctree.ServingPid(relay)
 
 	var mu sync.Mutex
 	var live []int
@@ -207,56 +209,11 @@ func countDir(d string) int {
 	return len(e)
 }
 
-// servingPid finds the process that serves: unified-exec re-runs itself
-// under an init in a PID namespace of its own, and the process started
-// here only relays; it serves itself where namespaces are unavailable.
-func servingPid(relay int) int {
-	init := childrenOf(relay)
-	if len(init) != 1 {
-		return relay
-	}
-	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", init[0]))
-	if !strings.HasPrefix(string(cmdline), "unified-exec-helper\x00") {
-		return relay
-	}
-	if served := childrenOf(init[0]); len(served) == 1 {
-		return served[0]
-	}
-	return relay
-}
-
-func childrenOf(pid int) []int {
-	var pids []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			n, _ := strconv.Atoi(e.Name())
-			pids = append(pids, n)
-		}
-	}
-	return pids
-}
-
 func children(pid int) (kids, zombies int) {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			kids++
-			if f[0] == "Z" {
-				zombies++
-			}
+	for _, c := range proctree.Children(pid) {
+		kids++
+		if c.State == "Z" {
+			zombies++
 		}
 	}
 	return kids, zombies

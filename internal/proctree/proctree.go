@@ -1,0 +1,65 @@
+// Package proctree reads the process tree from /proc (Linux): the fields
+// of a stat file, the children of a process, and the process that serves
+// behind unified-exec's relay. The integration tests and the soak use it.
+package proctree
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Stat is the fields of a /proc stat file after the command name: [0] is
+// field 3 of proc(5) (the state), [1] field 4 (the parent), and so on. It
+// is false when the file cannot be read (the task is gone).
+func Stat(path string) ([]string, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	s := string(b)
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:]), true
+}
+
+// Child is a child process and its state letter (Z for a zombie).
+type Child struct {
+	Pid   int
+	State string
+}
+
+// Children lists the children of pid.
+func Children(pid int) []Child {
+	var kids []Child
+	want := strconv.Itoa(pid)
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f, ok := Stat("/proc/" + e.Name() + "/stat"); ok && len(f) > 1 && f[1] == want {
+			kids = append(kids, Child{Pid: n, State: f[0]})
+		}
+	}
+	return kids
+}
+
+// ServingPid is the process that serves: unified-exec re-runs itself
+// under an init (unified-exec-helper) in a PID namespace of its own, and
+// the process that was started only relays. Where namespaces are
+// unavailable the relay serves itself, and ServingPid returns it.
+func ServingPid(relay int) int {
+	init := Children(relay)
+	if len(init) != 1 {
+		return relay
+	}
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", init[0].Pid))
+	if !strings.HasPrefix(string(cmdline), "unified-exec-helper\x00") {
+		return relay
+	}
+	if served := Children(init[0].Pid); len(served) == 1 {
+		return served[0].Pid
+	}
+	return relay
+}

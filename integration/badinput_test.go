@@ -75,7 +75,8 @@ func TestBadInputCatalogue(t *testing.T) {
 	})
 	t.Run("NUL bytes through a terminal", func(t *testing.T) {
 		id := sessionID(t, s.exec(map[string]any{"cmd": "cat -v", "tty": true, "yield_time_ms": 250}))
-		text, _, _ := s.call("write_stdin", map[string]any{"session_id": id, "chars": "a\x00b\n", "yield_time_ms": 1000})
+		// Ends early once cat has printed the line and reads again.
+		text, _, _ := s.call("write_stdin", map[string]any{"session_id": id, "chars": "a\x00b\n", "yield_time_ms": 20000})
 		if !strings.Contains(output(text), "a^@b") {
 			t.Fatalf("%q", text)
 		}

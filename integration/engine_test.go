@@ -67,8 +67,10 @@ func TestMCPSessionLifecycle(t *testing.T) {
 
 func TestMCPInteractive(t *testing.T) {
 	s := startServer(t, serverOpts{})
-	id := sessionID(t, s.exec(map[string]any{"cmd": "python3 -i -q", "tty": true, "yield_time_ms": 1500}))
-	text, _, _ := s.call("write_stdin", map[string]any{"session_id": id, "chars": "print(40+2)\n", "yield_time_ms": 3000})
+	// Long windows: both calls end early at python's prompt ("waiting for
+	// input"); on a loaded machine the window is there to wait out the start.
+	id := sessionID(t, s.exec(map[string]any{"cmd": "python3 -i -q", "tty": true, "yield_time_ms": 20000}))
+	text, _, _ := s.call("write_stdin", map[string]any{"session_id": id, "chars": "print(40+2)\n", "yield_time_ms": 20000})
 	if !strings.Contains(output(text), "42") {
 		t.Fatalf("python: %s", text)
 	}

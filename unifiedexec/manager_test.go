@@ -165,11 +165,13 @@ func TestInteractiveCat(t *testing.T) {
 
 func TestPythonREPL(t *testing.T) {
 	m := newManager(t, Config{})
-	r := exec1(t, m, ExecRequest{Cmd: "python3 -i -q", TTY: true, Yield: 2 * time.Second})
+	// Both windows end early at python's prompt; they are long so that a
+	// loaded machine's slow start is waited out.
+	r := exec1(t, m, ExecRequest{Cmd: "python3 -i -q", TTY: true, Yield: 20 * time.Second})
 	if r.SessionID == 0 {
 		t.Fatalf("python exited: %+v", r)
 	}
-	w, err := m.Write(context.Background(), WriteRequest{SessionID: r.SessionID, Chars: "print(40+2)\n", Yield: 3 * time.Second})
+	w, err := m.Write(context.Background(), WriteRequest{SessionID: r.SessionID, Chars: "print(40+2)\n", Yield: 20 * time.Second})
 	if err != nil || !strings.Contains(w.Output, "42") {
 		t.Fatalf("python: %v %q", err, w.Output)
 	}
@@ -276,6 +278,10 @@ func TestKeysAndLog(t *testing.T) {
 	}
 	r = exec1(t, m, ExecRequest{Cmd: "seq 1 500; sleep 30", Yield: 500 * time.Millisecond})
 	lines, first, total, err := m.Log(r.SessionID, -1, 3)
+	for deadline := time.Now().Add(15 * time.Second); err == nil && total < 500 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond) // a loaded machine: seq is still writing
+		lines, first, total, err = m.Log(r.SessionID, -1, 3)
+	}
 	if err != nil || strings.Join(lines, ",") != "498,499,500" || first != 497 || total != 500 {
 		t.Fatalf("log: %v %v %d %d", err, lines, first, total)
 	}

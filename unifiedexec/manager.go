@@ -236,6 +236,9 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 		calls:   make(chan struct{}, 1),
 	}
 	s.clean.out = s.appendClean
+	if req.TTY {
+		s.clean.reply = s.reply
+	}
 	helper := m.HelperFor(req.Helper)
 	spec := ptyrun.Spec{
 		Argv:     []string{shell, flag, req.Cmd},
@@ -258,10 +261,7 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	if err != nil {
 		return nil, err
 	}
-	s.proc = proc
-	if req.TTY {
-		s.clean.reply = func(b []byte) { proc.Write(b) }
-	}
+	s.attach(proc)
 
 	s.calls <- struct{}{}
 	defer func() { <-s.calls }()

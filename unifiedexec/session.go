@@ -18,7 +18,9 @@ type session struct {
 	tty     bool
 	label   string
 	started time.Time
-	proc    *ptyrun.Process
+	// proc is set by attach under mu (the pump reads it under mu); calls
+	// read it freely once the session is registered.
+	proc *ptyrun.Process
 	// calls serializes the tool calls on this session (a 1-slot lock
 	// that a waiting call can abandon).
 	calls chan struct{}
@@ -40,6 +42,10 @@ type session struct {
 	received     int64        // bytes received from the process
 	lastOutput   time.Time    // when the last bytes arrived
 	watched      int          // calls in their window on this session
+	// replies are answers to terminal queries not yet written; the pump
+	// writes them after unlocking (or attach does, for queries that came
+	// before the process was attached).
+	replies []byte
 }
 
 // unwatchedRate caps how fast a session is read while no call watches it
@@ -60,11 +66,46 @@ func (s *session) Write(p []byte) (int, error) {
 	}
 	s.clean.Write(p)
 	throttle := s.watched == 0 && s.buf.dropped > 0
+	proc, replies := s.takeReplies()
 	s.mu.Unlock()
+	if len(replies) > 0 {
+		// A terminal query's answer, written outside the lock: the
+		// program may be slow to read it.
+		proc.Write(replies)
+	}
 	if throttle {
 		time.Sleep(time.Duration(len(p)) * time.Second / unwatchedRate)
 	}
 	return len(p), nil
+}
+
+// attach hands the started process to the session and answers the
+// terminal queries it printed before (the pump may run before Start
+// returns).
+func (s *session) attach(proc *ptyrun.Process) {
+	s.mu.Lock()
+	s.proc = proc
+	_, replies := s.takeReplies()
+	s.mu.Unlock()
+	if len(replies) > 0 {
+		proc.Write(replies)
+	}
+}
+
+// takeReplies returns the pending answers once the process is attached;
+// s.mu is held.
+func (s *session) takeReplies() (*ptyrun.Process, []byte) {
+	if s.proc == nil || len(s.replies) == 0 {
+		return nil, nil
+	}
+	r := s.replies
+	s.replies = nil
+	return s.proc, r
+}
+
+// reply queues an answer to a terminal query; s.mu is held.
+func (s *session) reply(b []byte) {
+	s.replies = append(s.replies, b...)
 }
 
 // appendClean receives cleaned text from the cleaner; s.mu is held.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/unified-exec/unified-exec/ptyrun"
 )
 
 // TestWaitingForInput: a REPL's turn ends at its prompt, long before the
@@ -55,4 +57,33 @@ func BenchmarkInteractiveTurn(b *testing.B) {
 	}
 	sort.Slice(turns, func(i, j int) bool { return turns[i] < turns[j] })
 	b.ReportMetric(float64(turns[len(turns)/2].Microseconds())/1000, "median-ms")
+}
+
+// A terminal query that arrives before Exec has the process (the pump can
+// run before Start returns) is still answered, once the process is
+// attached; under load it was lost and the program waited forever.
+func TestQueryBeforeAttach(t *testing.T) {
+	s := &session{tty: true, buf: newHeadTail(1 << 20), calls: make(chan struct{}, 1)}
+	s.clean.out = s.appendClean
+	s.clean.reply = s.reply
+	s.Write([]byte("\x1b[6n")) // the query, before the process is known
+	proc, err := ptyrun.Start(ptyrun.Spec{
+		Argv:   []string{"bash", "-c", `read -s -t 10 -d R r; echo "got:${r#*[}"`},
+		TTY:    true,
+		Output: s,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proc.Kill(time.Second)
+	s.attach(proc)
+	select {
+	case <-proc.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the program did not end: its query was not answered")
+	}
+	r := s.respond(time.Now(), 1000)
+	if !strings.Contains(r.Output, "got:1;1") || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("the reply did not reach the program: %+v", r)
+	}
 }

@@ -3,8 +3,14 @@ package integration
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // wrap runs `unified-exec [flags] -- argv...` and returns its combined
@@ -24,4 +30,91 @@ func wrap(t *testing.T, flags []string, argv ...string) (string, int) {
 		t.Fatal(err)
 	}
 	return out.String(), 0
+}
+
+// lockedBuffer is the wrapper's output, read while it still writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestWrapForwardsSignals: Ctrl-C on the wrapper reaches the command's
+// tree, so the command stops its own way and its exit code is the
+// wrapper's; a command that ignores it is ended by a second signal; no
+// process is left either way.
+func TestWrapForwardsSignals(t *testing.T) {
+	cases := []struct {
+		name   string
+		script string // {tag} is a sleep argument unique to the case
+		sigs   int
+		code   int
+		want   []string
+	}{
+		{"unhandled", "echo ready; sleep {tag}", 1, 130, nil},
+		{"handler", `trap "echo got-int; exit 3" INT; echo ready; sleep {tag} & wait`, 1, 3, []string{"got-int"}},
+		{"ignored", `trap "" INT; echo ready; sleep {tag}`, 2, 143, []string{"interrupt again: ending the command"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tag := fmt.Sprintf("41%d.%d", rand.IntN(1000), rand.IntN(1000))
+			cmd := exec.Command(binary, "--", "bash", "-c", strings.ReplaceAll(c.script, "{tag}", tag))
+			var out lockedBuffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			t.Cleanup(func() {
+				cmd.Process.Kill()
+				<-done
+			})
+			waitFor(t, func() bool { return strings.Contains(out.String(), "ready") && len(procsWith(tag)) > 0 })
+			for range c.sigs {
+				if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case err := <-done:
+					done <- err
+				case <-time.After(300 * time.Millisecond):
+				}
+			}
+			var err error
+			select {
+			case err = <-done:
+				done <- err
+			case <-time.After(20 * time.Second):
+				t.Fatalf("the wrapper did not end after %d SIGINT; output %q", c.sigs, out.String())
+			}
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != c.code {
+				t.Fatalf("exit code %d, want %d; output %q", code, c.code, out.String())
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out.String(), w) {
+					t.Fatalf("output %q lacks %q", out.String(), w)
+				}
+			}
+			waitFor(t, func() bool { return len(procsWith(tag)) == 0 })
+		})
+	}
 }

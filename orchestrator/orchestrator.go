@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/unified-exec/unified-exec/approval"
@@ -433,6 +434,14 @@ type RunRequest struct {
 	// turns the network on.
 	Sandbox string
 	Network bool
+	// Signals, when set, carries the signals the host process receives
+	// (SIGINT, SIGTERM, SIGHUP). While the command runs, the first is
+	// passed to its whole tree, as a terminal's Ctrl-C would be: make and
+	// test runners stop their own way and the exit code is theirs (130
+	// for an unhandled SIGINT). A second ends the tree (SIGTERM, then
+	// SIGKILL after the grace). At an approval prompt a signal cancels the
+	// run. An interrupted command is never retried without the sandbox.
+	Signals <-chan os.Signal
 }
 
 // Run takes argv through approval and the sandbox and runs it to the
@@ -466,20 +475,27 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 	case approval.Forbidden:
 		return 0, &RefusedError{Reason: "refused: " + d.Reason}
 	case approval.NeedsApproval:
-		if err := o.approve(ctx, prompter, areq, d, ev); err != nil {
+		actx, stop := untilSignal(ctx, req.Signals)
+		err := o.approve(actx, prompter, areq, d, ev)
+		if sig := stop(); sig != nil {
+			fmt.Fprintf(os.Stderr, "unified-exec: %v at the approval prompt: %s was not run\n", sig, approval.Display(req.Argv))
+			return signalCode(sig), nil
+		}
+		if err != nil {
 			return 0, err
 		}
 		approved = true
 	}
 	mode := d.Sandbox
-	code, tail, err := o.runOnce(ctx, req, &pol, mode, ev)
+	run, err := o.runOnce(ctx, req, &pol, mode, ev)
 	if err != nil {
 		return 0, err
 	}
+	code := run.code
 	sandboxed := mode != policy.ModeDangerFullAccess
-	denied, why := sandbox.DetectDenial(sandboxed, code, tail.String())
+	denied, why := sandbox.DetectDenial(sandboxed, code, run.tail.String())
 	quick := time.Since(started) < unifiedexec.DefaultExecYield
-	if !denied || !quick {
+	if !denied || !quick || run.interrupted {
 		o.exitEvent(ev, &unifiedexec.Response{ExitCode: &code}, mode, started)
 		return code, nil
 	}
@@ -492,7 +508,9 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 	}
 	if !approved {
 		q := approval.Question{Kind: approval.KindRetryUnsandboxed, Request: areq, Sandbox: mode, Denial: why}
-		ans, err := prompter.Ask(ctx, q)
+		actx, stop := untilSignal(ctx, req.Signals)
+		ans, err := prompter.Ask(actx, q)
+		stop() // a signal there is a refusal to retry
 		if err != nil || (ans != approval.ApproveOnce && ans != approval.ApproveForSession) {
 			fmt.Fprintf(os.Stderr, "unified-exec: the sandbox likely blocked this (%s); not run again without it\n", why)
 			return code, nil
@@ -500,7 +518,8 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 	}
 	ev.Event, ev.Retry = "retry", true
 	o.audit.write(ev)
-	code, _, err = o.runOnce(ctx, req, &pol, policy.ModeDangerFullAccess, ev)
+	run, err = o.runOnce(ctx, req, &pol, policy.ModeDangerFullAccess, ev)
+	code = run.code
 	if err != nil {
 		return 0, err
 	}
@@ -508,17 +527,24 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 	return code, nil
 }
 
-func (o *Orchestrator) runOnce(ctx context.Context, req RunRequest, pol *policy.Policy, mode string, ev event) (int, *tailBuffer, error) {
+// runResult is how one run of the wrapper's command ended.
+type runResult struct {
+	code        int
+	tail        *tailBuffer // the last 64 KiB of output, for denial detection
+	interrupted bool        // a signal was passed to the command
+}
+
+func (o *Orchestrator) runOnce(ctx context.Context, req RunRequest, pol *policy.Policy, mode string, ev event) (runResult, error) {
 	helper, notes, err := o.helperFor(pol.Sandbox, mode)
 	if err != nil {
-		return 0, nil, err
+		return runResult{}, err
 	}
 	for _, n := range notes {
 		fmt.Fprintln(os.Stderr, "unified-exec: "+n)
 	}
 	ev.Event, ev.Sandbox = "spawn", mode
 	if err := o.audit.write(ev); err != nil {
-		return 0, nil, err
+		return runResult{}, err
 	}
 	tail := &tailBuffer{max: 64 << 10}
 	out := io.Writer(tail)
@@ -534,14 +560,69 @@ func (o *Orchestrator) runOnce(ctx context.Context, req RunRequest, pol *policy.
 		MaxProcs: o.m.MaxProcesses(),
 	})
 	if err != nil {
-		return 0, nil, err
+		return runResult{}, err
 	}
-	select {
-	case <-p.Done():
-	case <-ctx.Done():
-		p.Kill(2 * time.Second)
+	res := runResult{tail: tail}
+	for done := false; !done; {
+		select {
+		case <-p.Done():
+			done = true
+		case <-ctx.Done():
+			p.Kill(killGrace)
+		case sig := <-req.Signals:
+			if res.interrupted {
+				fmt.Fprintf(os.Stderr, "unified-exec: %v again: ending the command\n", sig)
+				p.Kill(killGrace)
+				continue
+			}
+			res.interrupted = true
+			if s, ok := sig.(syscall.Signal); ok {
+				p.Signal(s) // ErrExited: it is ending anyway
+			}
+		}
 	}
-	return p.ExitStatus().Code, tail, nil
+	res.code = p.ExitStatus().Code
+	return res, nil
+}
+
+// killGrace is how long the wrapper's command has between SIGTERM and
+// SIGKILL when it is ended.
+const killGrace = 2 * time.Second
+
+// untilSignal is ctx, cancelled when a signal arrives on sigs (nil: never);
+// stop ends the watch, so that later signals reach the command, and
+// returns the signal that cancelled ctx, if one did.
+func untilSignal(ctx context.Context, sigs <-chan os.Signal) (context.Context, func() os.Signal) {
+	if sigs == nil {
+		return ctx, func() os.Signal { return nil }
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	quit := make(chan struct{})
+	got := make(chan os.Signal, 1) // closed or holding the signal once the watcher ends
+	go func() {
+		defer close(got)
+		select {
+		case sig := <-sigs:
+			got <- sig
+			cancel(fmt.Errorf("interrupted by %v", sig))
+		case <-quit:
+		}
+	}()
+	return ctx, func() os.Signal {
+		close(quit)
+		sig := <-got
+		cancel(nil)
+		return sig
+	}
+}
+
+// signalCode is the exit code of a command ended by sig, as a shell
+// reports it.
+func signalCode(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 128
 }
 
 // tailBuffer keeps the last max bytes written.

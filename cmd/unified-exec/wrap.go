@@ -23,9 +23,12 @@ func cmdWrap(f mainFlags, argv []string) int {
 		return exitInternal
 	}
 	defer o.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	defer stop()
-	code, err := o.Run(ctx, orchestrator.RunRequest{Argv: argv, Output: os.Stdout, Sandbox: f.sandbox, Network: f.network})
+	// The command runs in a session of its own, out of reach of the
+	// terminal's Ctrl-C: the orchestrator passes what we receive on to it.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	code, err := o.Run(context.Background(), orchestrator.RunRequest{Argv: argv, Output: os.Stdout, Sandbox: f.sandbox, Network: f.network, Signals: sigs})
 	var refused *orchestrator.RefusedError
 	switch {
 	case errors.As(err, &refused):

@@ -439,7 +439,8 @@ type RunRequest struct {
 	// passed to its whole tree, as a terminal's Ctrl-C would be: make and
 	// test runners stop their own way and the exit code is theirs (130
 	// for an unhandled SIGINT). A second ends the tree (SIGTERM, then
-	// SIGKILL after the grace). At an approval prompt a signal cancels the
+	// SIGKILL after the grace); the same signal again within 500 ms is
+	// taken for the first, relayed. At an approval prompt a signal cancels the
 	// run. An interrupted command is never retried without the sandbox.
 	Signals <-chan os.Signal
 }
@@ -563,6 +564,8 @@ func (o *Orchestrator) runOnce(ctx context.Context, req RunRequest, pol *policy.
 		return runResult{}, err
 	}
 	res := runResult{tail: tail}
+	var last os.Signal
+	var lastAt time.Time
 	for done := false; !done; {
 		select {
 		case <-p.Done():
@@ -570,6 +573,10 @@ func (o *Orchestrator) runOnce(ctx context.Context, req RunRequest, pol *policy.
 		case <-ctx.Done():
 			p.Kill(killGrace)
 		case sig := <-req.Signals:
+			if sig == last && time.Since(lastAt) < echoWindow {
+				continue // the same Ctrl-C, relayed
+			}
+			last, lastAt = sig, time.Now()
 			if res.interrupted {
 				fmt.Fprintf(os.Stderr, "unified-exec: %v again: ending the command\n", sig)
 				p.Kill(killGrace)
@@ -584,6 +591,13 @@ func (o *Orchestrator) runOnce(ctx context.Context, req RunRequest, pol *policy.
 	res.code = p.ExitStatus().Code
 	return res, nil
 }
+
+// echoWindow: the same signal again within it is the same event. A
+// terminal's Ctrl-C reaches every process of the foreground group, so the
+// wrapper gets it directly and again through the relays of its namespace
+// (the outer process and the init, which pass on a plain kill of the
+// outer process).
+const echoWindow = 500 * time.Millisecond
 
 // killGrace is how long the wrapper's command has between SIGTERM and
 // SIGKILL when it is ended.

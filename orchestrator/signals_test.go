@@ -99,16 +99,20 @@ func TestRunSignalAtPrompt(t *testing.T) {
 }
 
 // While the command runs, the first signal reaches it (its handler runs and
-// its exit code is the wrapper's); the second ends it.
+// its exit code is the wrapper's); the second ends it; the same signal
+// twice at once (a terminal's Ctrl-C, relayed) counts once.
 func TestRunForwardsSignals(t *testing.T) {
 	f := newFixture(t, "never", "")
 	for _, c := range []struct {
 		script string
-		sigs   int
+		gaps   []time.Duration // before each SIGINT after the first
 		code   int
 	}{
-		{`trap "echo got-int; exit 3" INT; echo ready; sleep 30 & wait`, 1, 3},
-		{`trap "" INT; echo ready; sleep 30`, 2, 143},
+		{`trap "echo got-int; exit 3" INT; echo ready; sleep 30 & wait`, nil, 3},
+		{`trap "" INT; echo ready; sleep 30`, []time.Duration{2 * echoWindow}, 143},
+		// The echo is dropped: the command, ignoring the first, is still
+		// running when the third arrives and ends it.
+		{`trap "" INT; echo ready; sleep 30`, []time.Duration{time.Millisecond, 2 * echoWindow}, 143},
 	} {
 		sigs := make(chan os.Signal, 1)
 		out := &syncBuffer{}
@@ -119,9 +123,15 @@ func TestRunForwardsSignals(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		for range c.sigs {
+		sigs <- syscall.SIGINT
+		for i, gap := range c.gaps {
+			time.Sleep(gap)
+			select {
+			case r := <-done:
+				t.Fatalf("%s: ended (%d, %v) before SIGINT %d", c.script, r.code, r.err, i+2)
+			default:
+			}
 			sigs <- syscall.SIGINT
-			time.Sleep(100 * time.Millisecond)
 		}
 		r := awaitRun(t, done)
 		if r.err != nil || r.code != c.code {

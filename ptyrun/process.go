@@ -300,6 +300,12 @@ func (p *Process) wait() {
 	if p.spec.Helper == nil || !p.spec.Helper.Isolate {
 		p.killTree(syscall.SIGKILL)
 	}
+	if p.input != nil {
+		// Nobody is left to read the terminal: a Write waiting for room
+		// ends now (once the terminal hangs up, the poller would wake it
+		// for ever and it would spin), the output sink's included.
+		p.input.SetWriteDeadline(time.Now())
+	}
 	select {
 	case <-p.pumpEnd:
 	case <-time.After(drainCap):
@@ -362,19 +368,66 @@ func (p *Process) ExitStatus() ExitStatus {
 // Write sends input to the terminal. Pipe sessions have stdin on
 // /dev/null and answer [ErrNoStdin].
 func (p *Process) Write(b []byte) (int, error) {
-	if p.input == nil {
-		return 0, ErrNoStdin
-	}
-	select {
-	case <-p.done:
-		return 0, ErrExited
-	default:
+	if err := p.writable(); err != nil {
+		return 0, err
 	}
 	n, err := p.input.Write(b)
 	if err != nil && errors.Is(err, os.ErrClosed) {
 		return n, ErrExited
 	}
 	return n, err
+}
+
+// TryWrite writes what the terminal takes now and returns how much that
+// was, without waiting for room: for answers to terminal queries, written
+// by the output pump, which a program that does not read its terminal must
+// not be able to stall. It does not wait for a Write in progress either.
+func (p *Process) TryWrite(b []byte) (int, error) {
+	if err := p.writable(); err != nil {
+		return 0, err
+	}
+	rc, err := p.input.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var werr error
+	// Control, not Write: the descriptor is non-blocking, and Control does
+	// not queue behind a Write that waits for room.
+	err = rc.Control(func(fd uintptr) {
+		for n < len(b) {
+			m, e := syscall.Write(int(fd), b[n:])
+			switch {
+			case e == syscall.EINTR:
+				continue
+			case e == syscall.EAGAIN:
+				return
+			case e != nil:
+				werr = e
+				return
+			case m <= 0:
+				return
+			}
+			n += m
+		}
+	})
+	if err != nil || werr == syscall.EIO {
+		return n, ErrExited // closed, or the terminal hung up
+	}
+	return n, werr
+}
+
+// writable says why input cannot be written, if it cannot.
+func (p *Process) writable() error {
+	if p.input == nil {
+		return ErrNoStdin
+	}
+	select {
+	case <-p.done:
+		return ErrExited
+	default:
+	}
+	return nil
 }
 
 // SetWriteDeadline bounds a Write to a terminal whose reader is stuck.

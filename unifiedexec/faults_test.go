@@ -92,3 +92,33 @@ func tailOf(s string, n int) string {
 	}
 	return s
 }
+
+// TestQueryFloodDoesNotStall: a program that asks the terminal for the
+// cursor position far more often than its input holds answers, and never
+// reads them, still runs to its end: answers are written without waiting
+// (those the terminal has no room for are dropped), so the pump that reads
+// the program's output never blocks on its input. Before, the pump blocked
+// writing an answer, the program blocked writing output, and Kill waited
+// for both forever.
+func TestQueryFloodDoesNotStall(t *testing.T) {
+	m := newManager(t, Config{KillGrace: 300 * time.Millisecond})
+	flood := `python3 -c 'import os, tty; tty.setraw(0)
+for _ in range(200): os.write(1, b"\x1b[6n" * 1000)
+os.write(1, b"flood-done\r\n")'`
+	r := exec1(t, m, ExecRequest{Cmd: flood, TTY: true, Yield: 20 * time.Second})
+	if r.ExitCode == nil || *r.ExitCode != 0 || !strings.Contains(r.Output, "flood-done") {
+		t.Errorf("the query flood did not run to its end in 20 s: exit %v, output tail %q", r.ExitCode, r.Output[max(0, len(r.Output)-200):])
+	}
+	if r.ExitCode == nil {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			m.Kill(context.Background(), r.SessionID)
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("Kill did not return in 20 s")
+		}
+	}
+}

@@ -389,6 +389,7 @@ loop:
 		case <-ctx.Done():
 			break loop
 		case <-tick:
+			s.flushReplies()
 			s.mu.Lock()
 			got, last := s.received-baseline, s.lastOutput
 			s.mu.Unlock()

@@ -42,11 +42,17 @@ type session struct {
 	received     int64        // bytes received from the process
 	lastOutput   time.Time    // when the last bytes arrived
 	watched      int          // calls in their window on this session
-	// replies are answers to terminal queries not yet written; the pump
-	// writes them after unlocking (or attach does, for queries that came
-	// before the process was attached).
-	replies []byte
+	// replies are answers to terminal queries not yet written (see
+	// flushReplies); answering is set while one goroutine writes them, so
+	// answers keep their order.
+	replies   []byte
+	answering bool
 }
+
+// maxReplies bounds the answers to terminal queries waiting for room in a
+// terminal the program does not read; answers beyond it are dropped, as the
+// program is not reading them.
+const maxReplies = 4 << 10
 
 // unwatchedRate caps how fast a session is read while no call watches it
 // and its buffer already drops output between head and tail. A flood
@@ -66,12 +72,10 @@ func (s *session) Write(p []byte) (int, error) {
 	}
 	s.clean.Write(p)
 	throttle := s.watched == 0 && s.buf.dropped > 0
-	proc, replies := s.takeReplies()
+	answers := len(s.replies) > 0
 	s.mu.Unlock()
-	if len(replies) > 0 {
-		// A terminal query's answer, written outside the lock: the
-		// program may be slow to read it.
-		proc.Write(replies)
+	if answers {
+		s.flushReplies()
 	}
 	if throttle {
 		time.Sleep(time.Duration(len(p)) * time.Second / unwatchedRate)
@@ -85,26 +89,38 @@ func (s *session) Write(p []byte) (int, error) {
 func (s *session) attach(proc *ptyrun.Process) {
 	s.mu.Lock()
 	s.proc = proc
-	_, replies := s.takeReplies()
 	s.mu.Unlock()
-	if len(replies) > 0 {
-		proc.Write(replies)
-	}
+	s.flushReplies()
 }
 
-// takeReplies returns the pending answers once the process is attached;
-// s.mu is held.
-func (s *session) takeReplies() (*ptyrun.Process, []byte) {
-	if s.proc == nil || len(s.replies) == 0 {
-		return nil, nil
+// flushReplies writes the pending answers to terminal queries, outside the
+// lock and without waiting: the pump calls it, and a program that floods
+// queries without reading its terminal must not stall the reading of its
+// output. What the terminal has no room for stays queued for the next
+// output or the next tick of a call's window.
+func (s *session) flushReplies() {
+	s.mu.Lock()
+	if s.proc == nil || s.answering || len(s.replies) == 0 {
+		s.mu.Unlock()
+		return
 	}
-	r := s.replies
-	s.replies = nil
-	return s.proc, r
+	proc, b := s.proc, s.replies
+	s.replies, s.answering = nil, true
+	s.mu.Unlock()
+	n, err := proc.TryWrite(b)
+	s.mu.Lock()
+	s.answering = false
+	if err == nil && n < len(b) {
+		s.replies = append(b[n:len(b):len(b)], s.replies...)
+	}
+	s.mu.Unlock()
 }
 
 // reply queues an answer to a terminal query; s.mu is held.
 func (s *session) reply(b []byte) {
+	if len(s.replies)+len(b) > maxReplies {
+		return // the program is not reading its answers
+	}
 	s.replies = append(s.replies, b...)
 }
 

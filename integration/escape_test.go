@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // requireSandbox fails (under UNIFIED_EXEC_REQUIRE_SANDBOX=1) or skips when
@@ -69,6 +72,7 @@ func TestEscape(t *testing.T) {
 			t.Run("Network", escapeNetwork)
 			t.Run("Processes", escapeProcesses)
 			t.Run("Terminals", escapeTerminals)
+			t.Run("TerminalInjection", escapeTerminalInjection)
 		})
 	}
 }
@@ -360,5 +364,69 @@ func escapeTerminals(t *testing.T) {
 				t.Fatalf("%s: %s", c.name, text)
 			}
 		})
+	}
+}
+
+// tiocstiAttack pushes a command line into the input of each terminal
+// named (TIOCSTI, one byte at a time), also with the ioctl number's upper
+// 32 bits set (the kernel ignores them; a filter comparing all 64 would
+// not), and reports each attempt.
+const tiocstiAttack = `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+TIOCSTI = 0x5412
+for path in sys.argv[1:]:
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
+    except OSError as e:
+        print(path, "open:", e.strerror)
+        continue
+    for req in (TIOCSTI, TIOCSTI | 1 << 32):
+        for ch in b"echo PWNED\n":
+            c = ctypes.c_char(bytes([ch]))
+            if libc.ioctl(fd, ctypes.c_ulong(req), ctypes.byref(c)) != 0:
+                print(path, hex(req), "refused:", os.strerror(ctypes.get_errno()))
+                break
+        else:
+            print(path, hex(req), "INJECTED")
+`
+
+// escapeTerminalInjection: a sandboxed command cannot type into a terminal
+// (TIOCSTI): into the user's terminal, what it typed would run in the
+// user's shell, outside the sandbox, once the command ends. The victim is
+// a terminal of the test's, as the terminal unified-exec was started from
+// would be; the session's own terminal is tried too.
+func escapeTerminalInjection(t *testing.T) {
+	e := newSandboxEnv(t, "")
+	victim, victimTTY, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	defer victimTTY.Close()
+	if err := os.WriteFile(filepath.Join(e.ws, "attack.py"), []byte(tiocstiAttack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := e.py + " attack.py " + victimTTY.Name() + " /dev/tty"
+	text, isErr, _ := e.call("exec_command", map[string]any{"cmd": cmd, "login": false, "tty": true, "yield_time_ms": 10000})
+	out := output(text)
+	if isErr || !strings.Contains(text, "exited with code 0") {
+		t.Fatalf("the attack did not run: %s", text)
+	}
+	if strings.Contains(out, "INJECTED") {
+		t.Errorf("a sandboxed command typed into a terminal:\n%s", out)
+	}
+	for _, target := range []string{victimTTY.Name(), "/dev/tty"} {
+		refused := strings.Count(out, target+" 0x") - strings.Count(out, target+" 0x5412 INJECTED") - strings.Count(out, target+" 0x100005412 INJECTED")
+		opened := !strings.Contains(out, target+" open:")
+		if opened && refused != 2 {
+			t.Errorf("%s: want both TIOCSTI forms refused:\n%s", target, out)
+		}
+	}
+	n, err := unix.IoctlGetInt(int(victimTTY.Fd()), unix.TIOCINQ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("the victim terminal holds %d bytes of typed input", n)
 	}
 }

@@ -50,6 +50,10 @@ func newFilter(network bool) (*seccomp.ScmpFilter, error) {
 		f.Release()
 		return nil, err
 	}
+	if err := addTerminalInput(f, eperm); err != nil {
+		f.Release()
+		return nil, err
+	}
 	if !network {
 		notUnix, err := seccomp.MakeCondition(0, seccomp.CompareNotEqual, unix.AF_UNIX)
 		if err != nil {
@@ -130,6 +134,34 @@ func addSelfOnly(f *seccomp.ScmpFilter, eperm seccomp.ScmpAction) error {
 	// prlimit64(pid, resource, new, old): reading another's limits is
 	// harmless; setting them is not.
 	return add("prlimit64", cond{0, seccomp.CompareNotEqual, 0}, cond{2, seccomp.CompareNotEqual, 0})
+}
+
+// typingIoctls put bytes into a terminal's input as if typed: TIOCSTI,
+// and TIOCLINUX (its selection paste, on virtual consoles). A command may
+// open any terminal of its user (nested PTYs need /dev/pts), so with them
+// it could type a command line into the user's shell, which runs it
+// outside the sandbox once the command ends. They are refused (EPERM) on
+// every terminal, the session's own too.
+var typingIoctls = []uint64{unix.TIOCSTI, unix.TIOCLINUX}
+
+// addTerminalInput refuses typingIoctls. The kernel reads ioctl's request
+// as 32 bits, so the filter compares the low 32 only: a request with
+// upper bits set is the same ioctl.
+func addTerminalInput(f *seccomp.ScmpFilter, eperm seccomp.ScmpAction) error {
+	sc, err := seccomp.GetSyscallFromName("ioctl")
+	if err != nil {
+		return fmt.Errorf("seccomp: ioctl: %w", err)
+	}
+	for _, req := range typingIoctls {
+		c, err := seccomp.MakeCondition(1, seccomp.CompareMaskedEqual, 0xffffffff, req)
+		if err != nil {
+			return fmt.Errorf("seccomp: condition on ioctl %#x: %w", req, err)
+		}
+		if err := f.AddRuleConditional(sc, eperm, []seccomp.ScmpCondition{c}); err != nil {
+			return fmt.Errorf("seccomp: refusing ioctl %#x (typing into a terminal): %w", req, err)
+		}
+	}
+	return nil
 }
 
 // applySeccomp loads the plan's filter on every thread of the process.

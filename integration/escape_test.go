@@ -73,6 +73,7 @@ func TestEscape(t *testing.T) {
 			t.Run("Processes", escapeProcesses)
 			t.Run("Terminals", escapeTerminals)
 			t.Run("TerminalInjection", escapeTerminalInjection)
+			t.Run("HostTerminals", escapeHostTerminals)
 		})
 	}
 }
@@ -390,11 +391,45 @@ for path in sys.argv[1:]:
             print(path, hex(req), "INJECTED")
 `
 
+// escapeHostTerminals: the host's terminals (the one unified-exec was
+// started from, the user's other shells) are out of reach: a command that
+// writes to every terminal it can open under /dev/pts, and to the host's
+// path of the victim, reaches only its own. Reading them is the same open:
+// what the user types there would be a command's to take.
+func escapeHostTerminals(t *testing.T) {
+	e := newSandboxEnv(t, "")
+	victim, victimTTY, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	defer victimTTY.Close()
+	cmd := "for t in /dev/pts/[0-9]* " + victimTTY.Name() + "; do echo SANDBOX-WAS-HERE > $t && echo wrote $t; done; true"
+	text, isErr, _ := e.call("exec_command", map[string]any{"cmd": cmd, "login": false, "tty": true, "yield_time_ms": 10000})
+	if isErr || !strings.Contains(text, "exited with code 0") || !strings.Contains(output(text), "wrote /dev/pts/") {
+		t.Fatalf("the command did not run (or could not even write to its own terminal): %s", text)
+	}
+	fd := int(victim.Fd())
+	if err := unix.SetNonblock(fd, true); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	n, err := unix.Read(fd, buf)
+	if n > 0 {
+		t.Fatalf("a sandboxed command wrote to a terminal of the host: %q (it saw: %s)", buf[:n], output(text))
+	}
+	if err != unix.EAGAIN {
+		t.Fatalf("reading the victim terminal: %v", err)
+	}
+}
+
 // escapeTerminalInjection: a sandboxed command cannot type into a terminal
 // (TIOCSTI): into the user's terminal, what it typed would run in the
 // user's shell, outside the sandbox, once the command ends. The victim is
 // a terminal of the test's, as the terminal unified-exec was started from
-// would be; the session's own terminal is tried too.
+// would be (out of reach already: its path names another terminal inside,
+// see escapeHostTerminals); the session's own terminal is tried too, for
+// where the program has no terminal instance of its own.
 func escapeTerminalInjection(t *testing.T) {
 	e := newSandboxEnv(t, "")
 	victim, victimTTY, err := pty.Open()

@@ -133,6 +133,13 @@ func runHelper(apply Apply) int {
 			return 125
 		}
 	}
+	if h.Program {
+		if err := mountTerminals(); err != nil {
+			fmt.Fprintf(os.Stderr, "unified-exec: namespace: %v\n", err)
+			fmt.Fprintln(status, "error 125")
+			return 125
+		}
+	}
 	if apply != nil && h.Payload != nil {
 		if err := apply(h.Payload); err != nil {
 			fmt.Fprintf(os.Stderr, "unified-exec: sandbox: %v\n", err)
@@ -163,6 +170,23 @@ func mountProc() error {
 	}
 	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)
+	}
+	return nil
+}
+
+// mountTerminals gives the program namespace a devpts instance of its own
+// at /dev/pts. Sessions' terminals come from it (/dev/ptmx opens the
+// instance mounted at /dev/pts beside it), and so do those their commands
+// open; the host's terminals — the one unified-exec was started from, the
+// user's other shells — are not in it. Sandboxed commands are granted
+// /dev/pts (nested PTYs need it), so they could otherwise open those and
+// read what the user types there, or write to them. The program keeps its
+// own standard streams and controlling terminal (/dev/tty), which it holds
+// open.
+func mountTerminals() error {
+	err := syscall.Mount("devpts", "/dev/pts", "devpts", syscall.MS_NOSUID|syscall.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
+	if err != nil {
+		return fmt.Errorf("mounting a terminal instance of its own on /dev/pts: %w", err)
 	}
 	return nil
 }

@@ -391,6 +391,18 @@ for path in sys.argv[1:]:
             print(path, hex(req), "INJECTED")
 `
 
+// victimTerminal is a terminal of the test's, standing for the user's: its
+// master and slave, closed when the test ends.
+func victimTerminal(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { master.Close(); slave.Close() })
+	return master, slave
+}
+
 // escapeHostTerminals: the host's terminals (the one unified-exec was
 // started from, the user's other shells) are out of reach: a command that
 // writes to every terminal it can open under /dev/pts, and to the host's
@@ -398,12 +410,7 @@ for path in sys.argv[1:]:
 // what the user types there would be a command's to take.
 func escapeHostTerminals(t *testing.T) {
 	e := newSandboxEnv(t, "")
-	victim, victimTTY, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer victim.Close()
-	defer victimTTY.Close()
+	victim, victimTTY := victimTerminal(t)
 	cmd := "for t in /dev/pts/[0-9]* " + victimTTY.Name() + "; do echo SANDBOX-WAS-HERE > $t && echo wrote $t; done; true"
 	text, isErr, _ := e.call("exec_command", map[string]any{"cmd": cmd, "login": false, "tty": true, "yield_time_ms": 10000})
 	if isErr || !strings.Contains(text, "exited with code 0") || !strings.Contains(output(text), "wrote /dev/pts/") {
@@ -432,12 +439,7 @@ func escapeHostTerminals(t *testing.T) {
 // where the program has no terminal instance of its own.
 func escapeTerminalInjection(t *testing.T) {
 	e := newSandboxEnv(t, "")
-	victim, victimTTY, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer victim.Close()
-	defer victimTTY.Close()
+	_, victimTTY := victimTerminal(t)
 	if err := os.WriteFile(filepath.Join(e.ws, "attack.py"), []byte(tiocstiAttack), 0o644); err != nil {
 		t.Fatal(err)
 	}

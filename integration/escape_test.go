@@ -74,6 +74,7 @@ func TestEscape(t *testing.T) {
 			t.Run("Terminals", escapeTerminals)
 			t.Run("TerminalInjection", escapeTerminalInjection)
 			t.Run("HostTerminals", escapeHostTerminals)
+			t.Run("RootPrivileges", escapeRootPrivileges)
 		})
 	}
 }
@@ -390,6 +391,80 @@ for path in sys.argv[1:]:
         else:
             print(path, hex(req), "INJECTED")
 `
+
+// privilegeAttack makes, as root, the calls that act on the whole machine
+// and are refused only for want of a capability, each in a form that
+// changes nothing even where it is allowed: the host name set to itself,
+// settimeofday with neither time nor zone, reboot with a bad magic number
+// and swapoff of a missing file (both checked after the capability). It prints each call's
+// errno name, or "allowed".
+const privilegeAttack = `import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+name = os.uname().nodename.encode()
+calls = {
+    "sethostname": lambda: libc.sethostname(name, len(name)),
+    "settimeofday": lambda: libc.syscall(%d, None, None),
+    "reboot": lambda: libc.syscall(%d, 0, 0, 0, None),
+    "swapoff": lambda: libc.swapoff(b"/nonexistent-ue-swap"),
+    "mknod": lambda: libc.mknod(b"ue-mem", 0o20600, os.makedev(1, 1)),
+}
+for what, call in calls.items():
+    ctypes.set_errno(0)
+    r = call()
+    print(what, "allowed" if r == 0 else errno.errorcode.get(ctypes.get_errno(), "?"))
+`
+
+// keptCapabilities is the capability mask a sandboxed root command keeps:
+// chown, dac_override, fowner, fsetid, kill, setgid, setuid,
+// net_bind_service, sys_chroot and audit_write.
+const keptCapabilities = "00000000200404fb"
+
+// escapeRootPrivileges: a command run as root keeps what root needs in a
+// checkout (owning and writing files of other users), not the machine:
+// its clock, its name, reboot, swap, device nodes. The
+// capabilities are gone from every set, the bounding set too, so no exec
+// brings them back.
+func escapeRootPrivileges(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: commands have no capabilities to drop")
+	}
+	e := newSandboxEnv(t, "")
+	attack := fmt.Sprintf(privilegeAttack, unix.SYS_SETTIMEOFDAY, unix.SYS_REBOOT)
+	if err := os.WriteFile(filepath.Join(e.ws, "privileges.py"), []byte(attack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := e.run(t, e.py+" privileges.py")
+	if code != 0 {
+		t.Fatalf("the attack did not run: exit %d: %s", code, out)
+	}
+	for _, what := range []string{"sethostname", "settimeofday", "reboot", "swapoff", "mknod"} {
+		if !strings.Contains(out, what+" EPERM") {
+			t.Errorf("%s was not refused for want of a capability:\n%s", what, out)
+		}
+	}
+	code, out = e.run(t, "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status")
+	for _, set := range []string{"CapPrm", "CapEff", "CapBnd"} {
+		if !strings.Contains(out, set+":\t"+keptCapabilities) {
+			t.Errorf("%s is not the kept set %s:\n%s", set, keptCapabilities, out)
+		}
+	}
+	for _, set := range []string{"CapInh", "CapAmb"} {
+		if !strings.Contains(out, set+":\t0000000000000000") {
+			t.Errorf("%s is not empty:\n%s", set, out)
+		}
+	}
+	// What root does in a checkout owned by someone else still works.
+	if err := os.MkdirAll(filepath.Join(e.ws, "theirs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(filepath.Join(e.ws, "theirs"), 1234, 1234); err != nil {
+		t.Fatal(err)
+	}
+	code, out = e.run(t, "echo x > theirs/mine && chown 4321:4321 theirs/mine && stat -c %u theirs/mine && chmod 600 theirs/mine && cat theirs/mine")
+	if code != 0 || !strings.Contains(out, "4321") || !strings.Contains(out, "x") {
+		t.Errorf("root could not write, chown and read a file in another user's directory: exit %d: %s", code, out)
+	}
+}
 
 // victimTerminal is a terminal of the test's, standing for the user's: its
 // master and slave, closed when the test ends.

@@ -14,6 +14,7 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
 
 // Apply enforces a plan encoded by [Plan.Marshal] on the calling process
@@ -51,6 +52,9 @@ func Apply(payload []byte) error {
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	if err := dropCapabilities(psx.Syscall6); err != nil {
+		return err
 	}
 	if err := applyLandlock(plan, abi, mounts); err != nil {
 		return err

@@ -134,6 +134,8 @@ func Unmarshal(b []byte) (Plan, error) {
 const (
 	blockedAlways  = "ptrace, process_vm_readv, process_vm_writev, io_uring_setup, io_uring_enter, io_uring_register"
 	blockedNetwork = "socket and socketpair of any family but AF_UNIX"
+	blockedIoctls  = "ioctl TIOCSTI and TIOCLINUX (typing into a terminal)"
+	keptCapsText   = "as root, only chown, dac_override, fowner, fsetid, kill, setgid, setuid, net_bind_service, sys_chroot and audit_write, in every set (the bounding set too)"
 	blockedOthers  = "setpriority, ioprio_set, sched_setscheduler, sched_setparam, sched_setattr and prlimit64 (setting) on any process but the caller (renice/chrt/ionice/prlimit of a pid)"
 )
 
@@ -187,6 +189,8 @@ func (p Plan) String() string {
 	grants("devices", p.Devices)
 	b.WriteString("syscalls refused (EPERM): " + blockedAlways + "\n")
 	b.WriteString("syscalls refused (EPERM): " + blockedOthers + "\n")
+	b.WriteString("syscalls refused (EPERM): " + blockedIoctls + "\n")
+	b.WriteString("capabilities: " + keptCapsText + "\n")
 	b.WriteString("scoped (Landlock ABI 6): no signals or abstract UNIX socket connections to processes outside the sandbox\n")
 	for _, n := range p.Notes {
 		b.WriteString("note: " + n + "\n")

@@ -65,6 +65,9 @@ func ApplyThread(payload []byte, tty string) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
+	if err := dropCapabilities(unix.RawSyscall6); err != nil {
+		return err
+	}
 	var fd int
 	if tty == "" {
 		fd, err = rulesets.get(payload, func() (int, error) { return landlockRuleset(plan, "") })

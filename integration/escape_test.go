@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,6 +76,7 @@ func TestEscape(t *testing.T) {
 			t.Run("TerminalInjection", escapeTerminalInjection)
 			t.Run("HostTerminals", escapeHostTerminals)
 			t.Run("RootPrivileges", escapeRootPrivileges)
+			t.Run("HostSockets", escapeHostSockets)
 		})
 	}
 }
@@ -463,6 +465,77 @@ func escapeRootPrivileges(t *testing.T) {
 	code, out = e.run(t, "echo x > theirs/mine && chown 4321:4321 theirs/mine && stat -c %u theirs/mine && chmod 600 theirs/mine && cat theirs/mine")
 	if code != 0 || !strings.Contains(out, "4321") || !strings.Contains(out, "x") {
 		t.Errorf("root could not write, chown and read a file in another user's directory: exit %d: %s", code, out)
+	}
+}
+
+// connectAttack connects to each Unix socket named and reads its greeting.
+const connectAttack = `import socket, sys
+for path in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(path)
+        print(path, "CONNECTED", s.recv(64).decode())
+    except OSError as e:
+        print(path, "refused:", e.strerror)
+`
+
+// greeter listens on a Unix socket at path and greets whoever connects.
+func greeter(t *testing.T, path string) {
+	t.Helper()
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("hello-from-the-host"))
+			c.Close()
+		}
+	}()
+}
+
+// escapeHostSockets: the sockets of the user's agents and the host's
+// services are out of reach, though Unix sockets work (Landlock does not
+// govern connecting to one on this kernel): an ssh-agent (SSH_AUTH_SOCK,
+// under /tmp, a writable root) would sign with the user's keys, and a
+// socket inside an unreadable directory (~/.ssh) would serve what the
+// directory hides. A socket in the workspace still connects, so the
+// attack itself works.
+func escapeHostSockets(t *testing.T) {
+	agentDir, err := os.MkdirTemp("/tmp", "ue-agent-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(agentDir) })
+	agent := filepath.Join(agentDir, "agent.sock")
+	greeter(t, agent)
+	saved := spawnEnv
+	spawnEnv = append(slices.Clone(spawnEnv), "SSH_AUTH_SOCK="+agent)
+	e := newSandboxEnv(t, "[sandbox]\ndeny_read = [\"~/.ssh\"]\n")
+	spawnEnv = saved
+	inSSH := filepath.Join(e.home, ".ssh", "agent.sock")
+	greeter(t, inSSH)
+	own := filepath.Join(e.ws, "own.sock")
+	greeter(t, own)
+	if err := os.WriteFile(filepath.Join(e.ws, "connect.py"), []byte(connectAttack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := e.run(t, strings.Join([]string{e.py, "connect.py", agent, inSSH, own}, " "))
+	if code != 0 {
+		t.Fatalf("the attack did not run: exit %d: %s", code, out)
+	}
+	if !strings.Contains(out, own+" CONNECTED hello-from-the-host") {
+		t.Fatalf("a socket in the workspace did not connect: the attack is broken:\n%s", out)
+	}
+	for _, p := range []string{agent, inSSH} {
+		if !strings.Contains(out, p+" refused:") {
+			t.Errorf("%s was reachable from the sandbox:\n%s", p, out)
+		}
 	}
 }
 

@@ -127,6 +127,11 @@ func mountLayer(plan Plan) error {
 			}
 		}
 	}
+	for _, s := range plan.Sockets {
+		if err := hide(s); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

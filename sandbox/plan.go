@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/unified-exec/unified-exec/policy"
@@ -69,6 +71,12 @@ type Plan struct {
 	Protected []string `json:"protected,omitempty"`
 	// DenyRead are the existing paths that cannot be read (resolved).
 	DenyRead []string `json:"deny_read,omitempty"`
+	// Sockets are the existing Unix sockets (or directories of them)
+	// through which a command could act outside the sandbox: the user's
+	// agents and the host's services (see serviceSockets). Landlock does
+	// not govern connecting to a socket here, so they are covered in the
+	// command's mount namespace, as the DenyRead paths are.
+	Sockets []string `json:"sockets,omitempty"`
 
 	// Read carves "everything except DenyRead": along the path from / to
 	// each unreadable path, every sibling entry is granted read; the
@@ -119,7 +127,7 @@ func Unmarshal(b []byte) (Plan, error) {
 			}
 		}
 	}
-	for _, list := range [][]string{p.WritableRoots, p.Protected, p.DenyRead} {
+	for _, list := range [][]string{p.WritableRoots, p.Protected, p.DenyRead, p.Sockets} {
 		for _, s := range list {
 			if !filepath.IsAbs(s) {
 				return Plan{}, fmt.Errorf("sandbox: plan names a relative path %q", s)
@@ -181,6 +189,7 @@ func (p Plan) String() string {
 	paths("writable roots", p.WritableRoots)
 	paths("protected (read-only inside writable roots)", p.Protected)
 	paths("unreadable", p.DenyRead)
+	paths("sockets of agents and services, covered in the mount namespace (unreachable)", p.Sockets)
 	grants("read grants", p.Read)
 	if len(p.WritableRoots) > 0 {
 		b.WriteString("write, in a mount namespace: the writable roots whole; protected paths bind-mounted read-only; unreadable paths inside them covered by empty mounts\n")
@@ -333,6 +342,15 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		}
 	}
 
+	// Landlock governs reading an unreadable directory, not connecting to
+	// a socket in it (an agent's in ~/.ssh or ~/.gnupg): those are
+	// covered one by one, so reading there still fails as a denial.
+	sockets := serviceSockets(home)
+	for _, d := range plan.DenyRead {
+		sockets = append(sockets, socketsUnder(d, maxSocketScan)...)
+	}
+	plan.Sockets = existingSockets(sockets)
+
 	plan.Read = carve("/", plan.DenyRead, AccessRead)
 	for _, r := range plan.WritableRoots {
 		excluded := append(slices.Clone(plan.Protected), plan.DenyRead...)
@@ -352,6 +370,65 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		plan.Notes = append(plan.Notes, "the directories on the way to an unreadable path cannot be listed (say ls / and ls ~), and an entry created in one later (say a new file in ~) is unreadable; their other entries are readable")
 	}
 	return plan, nil
+}
+
+// serviceSockets names the sockets through which a sandboxed command
+// could act outside the sandbox, with the user's keys or as root: the
+// ssh-agent ($SSH_AUTH_SOCK), the gpg and keyring agents, the user's and
+// the system's D-Bus and systemd managers (systemd-run starts anything),
+// and the container and snap daemons (docker run --privileged is root on
+// the host). A variable, so tests compile plans without the host's.
+var serviceSockets = func(home string) []string {
+	run := "/run/user/" + strconv.Itoa(os.Getuid())
+	return []string{
+		os.Getenv("SSH_AUTH_SOCK"), run + "/gnupg", run + "/keyring", run + "/gcr",
+		run + "/bus", run + "/systemd/private", run + "/docker.sock", run + "/podman",
+		"/run/dbus/system_bus_socket", "/run/systemd/private",
+		"/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock",
+		"/run/podman/podman.sock", "/run/snapd.socket", "/run/snapd-snap.socket",
+	}
+}
+
+// maxSocketScan bounds the entries socketsUnder visits in one unreadable
+// path: the plan is compiled for every command.
+const maxSocketScan = 2000
+
+// socketsUnder lists the sockets at or below path, visiting at most limit
+// entries and following no links.
+func socketsUnder(path string, limit int) []string {
+	var out []string
+	seen := 0
+	filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if seen++; seen > limit {
+			return filepath.SkipAll
+		}
+		if err == nil && d.Type()&fs.ModeSocket != 0 {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// existingSockets resolves the paths that exist as sockets or directories
+// (of sockets), once each.
+func existingSockets(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if p == "" || !filepath.IsAbs(p) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue
+		}
+		st, err := os.Stat(real)
+		if err != nil || (st.Mode()&os.ModeSocket == 0 && !st.IsDir()) {
+			continue
+		}
+		out = append(out, real)
+	}
+	return dedupe(out)
 }
 
 // carve returns grants that together cover root except the excluded

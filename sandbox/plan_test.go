@@ -3,6 +3,7 @@ package sandbox
 import (
 	"flag"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -113,6 +114,9 @@ func TestCompileGolden(t *testing.T) {
 			return root + "/fresh"
 		}},
 	}
+	hostSockets := serviceSockets
+	serviceSockets = func(string) []string { return nil } // the host's are not the golden files
+	defer func() { serviceSockets = hostSockets }()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			root, ws := tree(t)
@@ -355,5 +359,45 @@ func TestGitdirTargets(t *testing.T) {
 	os.WriteFile(ws+"/lib/.git", []byte("gitdir: ../../nowhere\n"), 0o644)
 	if got := gitdirTargets(ws + "/lib/.git"); got != nil {
 		t.Errorf("missing gitdir: %v", got)
+	}
+}
+
+// TestCompileSockets: the plan covers the service sockets that exist, as
+// sockets or directories, resolved through links, and the sockets inside
+// unreadable paths; missing paths, relative ones and plain files are left
+// out.
+func TestCompileSockets(t *testing.T) {
+	root, ws := tree(t)
+	l, err := net.Listen("unix", root+"/agent.sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l2, err := net.Listen("unix", root+"/home/.ssh/in.sock") // in an unreadable directory
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	mkdir(t, root+"/agent-dir")
+	os.Symlink(root+"/agent.sock", root+"/agent-link")
+	os.WriteFile(root+"/plain", []byte("x"), 0o644)
+	hostSockets := serviceSockets
+	serviceSockets = func(string) []string {
+		return []string{root + "/agent-link", root + "/agent-dir", root + "/missing.sock", root + "/plain", "relative.sock", "", root + "/agent.sock"}
+	}
+	defer func() { serviceSockets = hostSockets }()
+	t.Setenv("HOME", filepath.Join(root, "home"))
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	plan, err := Compile(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{root + "/agent-dir", root + "/agent.sock", root + "/home/.ssh/in.sock"}
+	if !slices.Equal(slices.Sorted(slices.Values(plan.Sockets)), want) {
+		t.Fatalf("Sockets = %q, want %q", plan.Sockets, want)
+	}
+	if !strings.Contains(plan.String(), "covered in the mount namespace (unreachable)") {
+		t.Fatalf("the plan does not show the sockets:\n%s", plan)
 	}
 }

@@ -77,6 +77,7 @@ func TestEscape(t *testing.T) {
 			t.Run("HostTerminals", escapeHostTerminals)
 			t.Run("RootPrivileges", escapeRootPrivileges)
 			t.Run("HostSockets", escapeHostSockets)
+			t.Run("Keyrings", escapeKeyrings)
 		})
 	}
 }
@@ -535,6 +536,43 @@ func escapeHostSockets(t *testing.T) {
 	for _, p := range []string{agent, inSSH} {
 		if !strings.Contains(out, p+" refused:") {
 			t.Errorf("%s was reachable from the sandbox:\n%s", p, out)
+		}
+	}
+}
+
+// keyringAttack reads the user's keyring, where Kerberos (KEYRING: caches,
+// the default on Fedora and RHEL) and keyutils-backed credential stores
+// keep secrets, and adds a key of its own; it prints each call's errno.
+const keyringAttack = `import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING = 0, -4
+calls = {
+    "keyctl": lambda: libc.syscall(%d, KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0),
+    "add_key": lambda: libc.syscall(%d, b"user", b"ue-escape-test", b"x", 1, -3),
+    "request_key": lambda: libc.syscall(%d, b"user", b"ue-escape-test", None, 0),
+}
+for what, call in calls.items():
+    ctypes.set_errno(0)
+    r = call()
+    print(what, "allowed" if r >= 0 else errno.errorcode.get(ctypes.get_errno(), "?"))
+`
+
+// escapeKeyrings: the kernel's keyrings are not namespaced, and a user's
+// keyring is every process's of that user: the sandbox refuses keyctl,
+// add_key and request_key.
+func escapeKeyrings(t *testing.T) {
+	e := newSandboxEnv(t, "")
+	attack := fmt.Sprintf(keyringAttack, unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY)
+	if err := os.WriteFile(filepath.Join(e.ws, "keyring.py"), []byte(attack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := e.run(t, e.py+" keyring.py")
+	if code != 0 {
+		t.Fatalf("the attack did not run: exit %d: %s", code, out)
+	}
+	for _, what := range []string{"keyctl", "add_key", "request_key"} {
+		if !strings.Contains(out, what+" EPERM") {
+			t.Errorf("%s was not refused:\n%s", what, out)
 		}
 	}
 }

@@ -140,7 +140,7 @@ func Unmarshal(b []byte) (Plan, error) {
 // Syscalls refused with EPERM whatever the network setting, and the
 // socket rule added when the network is off.
 const (
-	blockedAlways  = "ptrace, process_vm_readv, process_vm_writev, io_uring_setup, io_uring_enter, io_uring_register"
+	blockedAlways  = "ptrace, process_vm_readv, process_vm_writev, io_uring_setup, io_uring_enter, io_uring_register, keyctl, add_key, request_key"
 	blockedNetwork = "socket and socketpair of any family but AF_UNIX"
 	blockedIoctls  = "ioctl TIOCSTI and TIOCLINUX (typing into a terminal)"
 	keptCapsText   = "as root, only chown, dac_override, fowner, fsetid, kill, setgid, setuid, net_bind_service, sys_chroot and audit_write, in every set (the bounding set too)"

@@ -21,8 +21,12 @@ const SeccompEnabled = true
 func seccompMissing() string { return "" }
 
 // alwaysBlocked are refused with EPERM whatever the network setting:
-// they reach into other processes' memory or around seccomp itself.
-var alwaysBlocked = []string{"ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter", "io_uring_register"}
+// they reach into other processes' memory or around seccomp itself, or
+// into the kernel's keyrings, which no namespace separates (a user's
+// keyring holds Kerberos tickets and keyutils-backed credentials for every
+// process of that user).
+var alwaysBlocked = []string{"ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter", "io_uring_register",
+	"keyctl", "add_key", "request_key"}
 
 // newFilter builds the filter for a plan: allow by default; EPERM for
 // alwaysBlocked and, with the network off, for socket and socketpair of

@@ -150,7 +150,7 @@ func (s Status) String() string {
 		b.WriteString("landlock: MISSING (no file-system confinement)\n")
 	}
 	if s.Seccomp {
-		b.WriteString("seccomp: yes (network off = only AF_UNIX sockets; ptrace, process_vm_*, io_uring_*, TIOCSTI refused); as root, capabilities limited to those of file ownership\n")
+		b.WriteString("seccomp: yes (network off = only AF_UNIX sockets; ptrace, process_vm_*, io_uring_*, keyrings, TIOCSTI refused); as root, capabilities limited to those of file ownership\n")
 	} else {
 		b.WriteString("seccomp: MISSING (" + seccompMissing() + "): network, ptrace and io_uring cannot be blocked\n")
 	}

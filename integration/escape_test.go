@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -78,6 +79,7 @@ func TestEscape(t *testing.T) {
 			t.Run("RootPrivileges", escapeRootPrivileges)
 			t.Run("HostSockets", escapeHostSockets)
 			t.Run("Keyrings", escapeKeyrings)
+			t.Run("HostSharedMemory", escapeHostSharedMemory)
 		})
 	}
 }
@@ -574,6 +576,33 @@ func escapeKeyrings(t *testing.T) {
 		if !strings.Contains(out, what+" EPERM") {
 			t.Errorf("%s was not refused:\n%s", what, out)
 		}
+	}
+}
+
+// escapeHostSharedMemory: /dev/shm is writable in the sandbox (Python's
+// multiprocessing needs it), but it is the program's own: the host's
+// shared memory (other programs' segments and semaphores) is neither
+// readable nor writable there.
+func escapeHostSharedMemory(t *testing.T) {
+	e := newSandboxEnv(t, "")
+	host := fmt.Sprintf("/dev/shm/ue-escape-%d", rand.IntN(1<<30))
+	if err := os.WriteFile(host, []byte("HOST-SHM-SECRET"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(host) })
+	code, out := e.run(t, "cat "+host+"; echo tampered > "+host+"; ls /dev/shm | grep -c ue-escape; true")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if strings.Contains(out, "HOST-SHM-SECRET") {
+		t.Errorf("the host's shared memory was readable:\n%s", out)
+	}
+	if b, _ := os.ReadFile(host); string(b) != "HOST-SHM-SECRET" {
+		t.Errorf("the host's shared memory was written: %q", b)
+	}
+	code, out = e.run(t, e.py+` -c "import multiprocessing as m; l = m.Lock(); l.acquire(); l.release(); print('semaphore ok')"`)
+	if code != 0 || !strings.Contains(out, "semaphore ok") {
+		t.Errorf("a POSIX semaphore in /dev/shm failed: exit %d: %s", code, out)
 	}
 }
 

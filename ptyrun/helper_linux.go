@@ -134,7 +134,7 @@ func runHelper(apply Apply) int {
 		}
 	}
 	if h.Program {
-		if err := mountTerminals(); err != nil {
+		if err := mountOwnDevices(); err != nil {
 			fmt.Fprintf(os.Stderr, "unified-exec: namespace: %v\n", err)
 			fmt.Fprintln(status, "error 125")
 			return 125
@@ -174,19 +174,30 @@ func mountProc() error {
 	return nil
 }
 
-// mountTerminals gives the program namespace a devpts instance of its own
-// at /dev/pts. Sessions' terminals come from it (/dev/ptmx opens the
-// instance mounted at /dev/pts beside it), and so do those their commands
-// open; the host's terminals — the one unified-exec was started from, the
-// user's other shells — are not in it. Sandboxed commands are granted
-// /dev/pts (nested PTYs need it), so they could otherwise open those and
-// read what the user types there, or write to them. The program keeps its
-// own standard streams and controlling terminal (/dev/tty), which it holds
+// mountOwnDevices gives the program namespace a devpts instance and a
+// /dev/shm of its own.
+//
+// Sessions' terminals come from the devpts instance at /dev/pts (/dev/ptmx
+// opens the instance beside it), and so do those their commands open; the
+// host's terminals — the one unified-exec was started from, the user's
+// other shells — are not in it. Sandboxed commands are granted /dev/pts
+// (nested PTYs need it), so they could otherwise open those and read what
+// the user types there, or write to them. The program keeps its own
+// standard streams and controlling terminal (/dev/tty), which it holds
 // open.
-func mountTerminals() error {
+//
+// /dev/shm is writable in the sandbox (POSIX semaphores and shared memory:
+// Python's multiprocessing); a tmpfs of its own keeps the host's segments
+// (other programs' shared memory) out of reach.
+func mountOwnDevices() error {
 	err := syscall.Mount("devpts", "/dev/pts", "devpts", syscall.MS_NOSUID|syscall.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
 	if err != nil {
 		return fmt.Errorf("mounting a terminal instance of its own on /dev/pts: %w", err)
+	}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if err := syscall.Mount("tmpfs", "/dev/shm", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=1777"); err != nil {
+			return fmt.Errorf("mounting a /dev/shm of its own: %w", err)
+		}
 	}
 	return nil
 }

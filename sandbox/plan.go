@@ -376,17 +376,22 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 // could act outside the sandbox, with the user's keys or as root: the
 // ssh-agent ($SSH_AUTH_SOCK), the gpg and keyring agents, the user's and
 // the system's D-Bus and systemd managers (systemd-run starts anything),
-// and the container and snap daemons (docker run --privileged is root on
-// the host). A variable, so tests compile plans without the host's.
+// the container and snap daemons (docker run --privileged is root on the
+// host), the X servers (which type into any window) and the sound servers
+// (the microphone). The X sockets are covered one by one, so a command can
+// still start its own server (xvfb-run). A variable, so tests compile
+// plans without the host's.
 var serviceSockets = func(home string) []string {
 	run := "/run/user/" + strconv.Itoa(os.Getuid())
-	return []string{
-		os.Getenv("SSH_AUTH_SOCK"), run + "/gnupg", run + "/keyring", run + "/gcr",
-		run + "/bus", run + "/systemd/private", run + "/docker.sock", run + "/podman",
+	x11, _ := filepath.Glob("/tmp/.X11-unix/X*")
+	return append(x11,
+		run+"/pulse/native", run+"/pipewire-0", run+"/wayland-0", run+"/wayland-1",
+		os.Getenv("SSH_AUTH_SOCK"), run+"/gnupg", run+"/keyring", run+"/gcr",
+		run+"/bus", run+"/systemd/private", run+"/docker.sock", run+"/podman",
 		"/run/dbus/system_bus_socket", "/run/systemd/private",
 		"/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock",
 		"/run/podman/podman.sock", "/run/snapd.socket", "/run/snapd-snap.socket",
-	}
+	)
 }
 
 // maxSocketScan bounds the entries socketsUnder visits in one unreadable

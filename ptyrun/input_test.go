@@ -36,6 +36,19 @@ func within(t *testing.T, d time.Duration, what string, f func()) {
 	}
 }
 
+// writeEnd waits for a blocked Write's result; it must come once the
+// process has ended.
+func writeEnd(t *testing.T, wrote <-chan error, what string) error {
+	t.Helper()
+	select {
+	case err := <-wrote:
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s did not end with the process", what)
+		return nil
+	}
+}
+
 // TryWrite takes what the terminal holds and never waits for the rest: it
 // answers terminal queries from the output pump, which must not stall.
 func TestTryWriteDoesNotWait(t *testing.T) {
@@ -88,13 +101,8 @@ func TestBlockedWriteEndsWithProcess(t *testing.T) {
 			}()
 			time.Sleep(100 * time.Millisecond) // let it block
 			within(t, 20*time.Second, "Kill with a Write blocked on the terminal", func() { p.Kill(0) })
-			select {
-			case err := <-wrote:
-				if !errors.Is(err, ErrExited) && !errors.Is(err, os.ErrDeadlineExceeded) {
-					t.Fatalf("blocked Write ended with %v; want ErrExited", err)
-				}
-			case <-time.After(20 * time.Second):
-				t.Fatal("the blocked Write did not end with the process")
+			if err := writeEnd(t, wrote, "the blocked Write"); !errors.Is(err, ErrExited) && !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("blocked Write ended with %v; want ErrExited", err)
 			}
 		})
 	}
@@ -134,13 +142,8 @@ func TestSinkWriteEndsWithProcess(t *testing.T) {
 			waitFor(t, func() bool { return strings.Contains(out.String(), "deaf-ready") })
 			time.Sleep(100 * time.Millisecond) // let the sink block
 			within(t, 20*time.Second, "Kill with the output sink blocked writing the terminal", func() { p.Kill(0) })
-			select {
-			case err := <-wrote:
-				if err == nil {
-					t.Fatal("1 MiB written to a terminal nobody reads")
-				}
-			case <-time.After(20 * time.Second):
-				t.Fatal("the sink's Write did not end with the process")
+			if err := writeEnd(t, wrote, "the sink's Write"); err == nil {
+				t.Fatal("1 MiB written to a terminal nobody reads")
 			}
 		})
 	}

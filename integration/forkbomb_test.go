@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"github.com/unified-exec/unified-exec/internal/testreq"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/unified-exec/unified-exec/ptyrun"
-	"github.com/unified-exec/unified-exec/sandbox/sandboxtest"
 )
 
 // processLimitPolicy skips (or fails, when the sandbox is required) where
@@ -19,10 +19,10 @@ import (
 func processLimitPolicy(t *testing.T, n int) (dir, policyFile string) {
 	t.Helper()
 	if ok, err := ptyrun.ProcessLimitAvailable(); !ok {
-		if os.Getenv(sandboxtest.RequireEnv) == "1" {
+		if testreq.ProcessLimitRequired() {
 			t.Fatalf("process limit required but unavailable: %v", err)
 		}
-		t.Skipf("process limit unavailable: %v", err)
+		t.Skipf("process limit unavailable (an ordinary user without a delegated cgroup v2 subtree has none): %v", err)
 	}
 	dir = t.TempDir()
 	policyFile = filepath.Join(dir, "policy.toml")

@@ -37,8 +37,8 @@ exec "$bin" "$@"`
 // this host cannot give a process a private mount namespace with a tmpfs.
 func requireTmpfull(t *testing.T) {
 	t.Helper()
-	out, err := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
-		"mount -t tmpfs -o size=256k tmpfs /tmp && df -k --output=avail /tmp >/dev/null").CombinedOutput()
+	args := append(unshareMount(), "sh", "-c", "mount -t tmpfs -o size=256k tmpfs /tmp && df -k --output=avail /tmp >/dev/null")
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
 	if err == nil {
 		return
 	}
@@ -46,6 +46,17 @@ func requireTmpfull(t *testing.T) {
 		t.Fatalf("a private mount namespace with a tmpfs on /tmp is required but unavailable: %v %s", err, out)
 	}
 	t.Skipf("no private mount namespace with a tmpfs on /tmp here (unshare/mount): %v %s", err, out)
+}
+
+// unshareMount is the unshare command line that gives a private mount
+// namespace: an ordinary user gets it in a user namespace mapping only
+// their own uid, keeping its capabilities (to mount the tmpfs) as ambient
+// ones, which unified-exec inside then uses as it would its own.
+func unshareMount() []string {
+	if os.Getuid() == 0 {
+		return []string{"unshare", "-m", "--propagation", "private"}
+	}
+	return []string{"unshare", "--user", "--map-current-user", "--keep-caps", "-m", "--propagation", "private"}
 }
 
 // tmpfullServer starts the server with /tmp full and returns it with its
@@ -72,7 +83,7 @@ func tmpfullServer(t *testing.T, policy string, env ...string) (*server, string)
 	o := serverOpts{
 		workspace: ws,
 		env:       append([]string{"TMPDIR=/tmp"}, env...),
-		wrapper:   []string{"unshare", "-m", "--propagation", "private", "sh", "-c", tmpfullScript, "tmpfull", bin},
+		wrapper:   append(unshareMount(), "sh", "-c", tmpfullScript, "tmpfull", bin),
 	}
 	if policy != "" {
 		pf := filepath.Join(dir, "policy.toml")

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,6 +52,10 @@ type Orchestrator struct {
 	status sandbox.Status
 	cache  approval.Cache
 	audit  *auditLog
+	// limitNoted: the model was told once that max_processes is not
+	// enforced here (the start-up line and `sandbox status` say it too);
+	// repeating it on every response would only be noise.
+	limitNoted atomic.Bool
 }
 
 // New returns an Orchestrator for cfg. It fails when the audit log is
@@ -370,7 +375,7 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 	req.Helper = helper
 	req.Label = "sandbox: " + mode
 	req.Notes = append(req.Notes, notes...)
-	if o.pol.Limits.MaxProcesses > 0 && !o.status.ProcessLimit {
+	if o.pol.Limits.MaxProcesses > 0 && !o.status.ProcessLimit && !o.limitNoted.Swap(true) {
 		req.Notes = append(req.Notes, "No process limit on this host ("+o.status.ProcessLimitErr+"): [limits] max_processes is not enforced.")
 	}
 	ev.Event, ev.Sandbox = "spawn", mode
@@ -402,15 +407,24 @@ func (o *Orchestrator) helperFor(sp policy.Sandbox, mode string) (*ptyrun.Helper
 		}
 		return nil, []string{unsandboxedNote + " this host lacks " + strings.Join(missing, ", ") + " (policy: required = false)."}, nil
 	}
+	var notes []string
+	if lost := o.status.Unenforced(plan); len(lost) > 0 {
+		if sp.Required {
+			return nil, nil, fmt.Errorf("%w: %s, so commands would run without %s. To fix: %s, or set [sandbox] required = false to run commands under Landlock and seccomp alone", ErrSandboxUnavailable, o.status.NamespaceErr, strings.Join(lost, ", nor "), o.status.NamespaceFix())
+		}
+		notes = append(notes, "Sandboxed by Landlock and seccomp alone ("+o.status.NamespaceErr+"; policy: required = false), without "+strings.Join(lost, ", nor ")+".")
+	}
 	payload, err := plan.Marshal()
 	if err != nil {
 		return nil, nil, err
 	}
 	h := &ptyrun.Helper{Payload: payload, Isolate: o.status.Namespaces}
-	if o.status.ThreadSandbox {
+	if o.status.ThreadSandbox && o.status.Namespaces {
+		// The thread sandbox makes a mount namespace on the forking
+		// thread: it needs what the namespaces need.
 		h.Thread = sandbox.ApplyThread
 	}
-	return h, nil, nil
+	return h, notes, nil
 }
 
 func (o *Orchestrator) exitEvent(ev event, r *unifiedexec.Response, mode string, started time.Time) {
@@ -660,4 +674,28 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.b)
+}
+
+// Check starts `true` the way a command of the policy's sandbox mode
+// starts — same plan, same helper or thread, same namespaces — and reports
+// whether it ran, so that a status never claims what a spawn would not
+// give. It asks nothing and writes no audit line.
+func (o *Orchestrator) Check(ctx context.Context) error {
+	helper, _, err := o.helperFor(o.pol.Sandbox, o.pol.Sandbox.Mode)
+	if err != nil {
+		return err
+	}
+	login := false
+	r, err := o.m.Exec(ctx, unifiedexec.ExecRequest{Cmd: "exit 0", Shell: "/bin/sh", Login: &login, Helper: helper, Label: "check", Yield: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	if r.ExitCode == nil {
+		o.m.Kill(ctx, r.SessionID)
+		return fmt.Errorf("a sandboxed `true` did not exit within 10 s")
+	}
+	if *r.ExitCode != 0 {
+		return fmt.Errorf("a sandboxed `true` exited %d: %s", *r.ExitCode, strings.TrimSpace(r.Output))
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"runtime"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/unified-exec/unified-exec/internal/userns"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,30 +42,25 @@ func platformAttr(attr *syscall.SysProcAttr, isolate bool) error {
 		attr.Pdeathsig = syscall.SIGKILL
 	}
 	if isolate {
-		attr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+		kind, err := userns.Probe()
+		if err != nil {
+			return err
+		}
+		ns := userns.Attr(kind, 0)
+		attr.Cloneflags |= ns.Cloneflags
+		attr.UidMappings, attr.GidMappings = ns.UidMappings, ns.GidMappings
+		attr.GidMappingsEnableSetgroups = ns.GidMappingsEnableSetgroups
+		attr.AmbientCaps = ns.AmbientCaps
 	}
 	return nil
 }
 
-var isolation struct {
-	once sync.Once
-	ok   bool
-	err  error
-}
-
 // IsolationAvailable reports whether commands can run in their own PID and
-// mount namespaces here (root, or a kernel allowing it), and if not, why.
+// mount namespaces here — as root, or as an ordinary user through an
+// unprivileged user namespace — and if not, why.
 func IsolationAvailable() (bool, error) {
-	isolation.once.Do(func() {
-		cmd := exec.Command("/bin/true")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS}
-		if err := cmd.Run(); err != nil {
-			isolation.err = fmt.Errorf("PID and mount namespaces unavailable: %w", err)
-			return
-		}
-		isolation.ok = true
-	})
-	return isolation.ok, isolation.err
+	kind, err := userns.Probe()
+	return kind != userns.None, err
 }
 
 // findMarked lists the processes whose environment carries the session
@@ -155,6 +150,13 @@ func runHelper(apply Apply) int {
 		return 127
 	}
 	if !h.Isolate {
+		// The command gets none of a user namespace's capabilities.
+		runtime.LockOSThread()
+		if err := userns.ClearAmbient(); err != nil {
+			fmt.Fprintf(os.Stderr, "unified-exec: %v\n", err)
+			fmt.Fprintln(status, "error 125")
+			return 125
+		}
 		err := syscall.Exec(path, h.Argv, env)
 		fmt.Fprintf(os.Stderr, "unified-exec: exec %s: %v\n", h.Argv[0], err)
 		return 126
@@ -213,6 +215,15 @@ func mountOwnDevices() error {
 // forks the command must be the one that forwards signals to it.
 func runInit(path string, h helperHeader, env []string, status *os.File) int {
 	runtime.LockOSThread()
+	if !h.Program {
+		// A command gets none of a user namespace's capabilities (the
+		// program re-run here keeps them: it mounts for its sessions).
+		if err := userns.ClearAmbient(); err != nil {
+			fmt.Fprintf(os.Stderr, "unified-exec: %v\n", err)
+			fmt.Fprintln(status, "error 125")
+			return 125
+		}
+	}
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
 	attr := &syscall.SysProcAttr{Setpgid: !h.Program}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/unified-exec/unified-exec/internal/userns"
 )
 
 // nsEnv marks the program that EnterNamespace re-ran inside the namespace.
@@ -35,6 +37,16 @@ func EnterNamespace() bool {
 		// Commands forked from restricted threads share this namespace:
 		// the program's environment must not be readable there.
 		insideOwn = os.Getppid() == 1 && hideEnviron() == nil
+		if insideOwn && userns.HasAmbient() {
+			// In a user namespace of its own, the program keeps its
+			// capabilities there (to mount and make namespaces for its
+			// sessions) but passes none on: commands executed without a
+			// helper start with no capabilities at all.
+			if err := userns.ClearAmbientAllThreads(); err != nil {
+				fmt.Fprintf(os.Stderr, "unified-exec: namespace: %v\n", err)
+				os.Exit(125)
+			}
+		}
 		return insideOwn
 	}
 	if ok, _ := IsolationAvailable(); !ok || !helperInstalled {
@@ -68,10 +80,9 @@ func runInNamespace(self string) int {
 	cmd.Env = append(os.Environ(), nsEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{pr, sw}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
-		Pdeathsig:  syscall.SIGKILL,
-	}
+	kind, _ := userns.Probe()
+	cmd.SysProcAttr = userns.Attr(kind, 0)
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	// Signals for the program go to the init, which passes them on.
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -70,20 +68,6 @@ func landlockABI() int {
 		return 0
 	}
 	return abi
-}
-
-// probeNamespaces starts /bin/true in new PID and mount namespaces.
-func probeNamespaces() error {
-	bin := "/bin/true"
-	if _, err := os.Stat(bin); err != nil {
-		bin = "/usr/bin/true"
-	}
-	cmd := exec.Command(bin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS}
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("PID and mount namespaces unavailable: %w", err)
-	}
-	return nil
 }
 
 // ownMountNamespace reports whether mounts made here stay here. The helper

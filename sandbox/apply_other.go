@@ -23,10 +23,6 @@ func Apply(payload []byte) error {
 
 func landlockABI() int { return 0 }
 
-func probeNamespaces() error {
-	return fmt.Errorf("PID and mount namespaces are Linux-only")
-}
-
 // ThreadAvailable reports that thread sandboxes are Linux-only.
 func ThreadAvailable() error {
 	return fmt.Errorf("%w: no Landlock or seccomp on %s", ErrUnavailable, runtime.GOOS)

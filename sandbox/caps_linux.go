@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"syscall"
 	"unsafe"
 
@@ -53,6 +54,12 @@ func dropCapabilities(sys rawSyscall6) error {
 	effective := uint64(data[1].Effective)<<32 | uint64(data[0].Effective)
 	permitted := uint64(data[1].Permitted)<<32 | uint64(data[0].Permitted)
 	kept := keptMask()
+	if os.Getuid() != 0 {
+		// An ordinary user (in a user namespace of its own, or not)
+		// keeps nothing: the capabilities a user namespace gave are
+		// that namespace's, and a command needs none of them.
+		kept = 0
+	}
 	if effective&(1<<unix.CAP_SETPCAP) != 0 {
 		for c := uintptr(0); c < 64; c++ {
 			if kept&(1<<c) != 0 {

@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
 
+	"github.com/unified-exec/unified-exec/internal/userns"
 	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/ptyrun"
 )
@@ -30,8 +32,14 @@ type Status struct {
 	// namespace: its own /proc, exact whole-tree kill, and protected
 	// paths enforced by mounts rather than by carving.
 	Namespaces bool
-	// NamespaceErr says why not, when Namespaces is false.
+	// NamespaceErr says why not, when Namespaces is false: the error,
+	// and the sysctl that refuses user namespaces where one does.
 	NamespaceErr string
+	// UserNamespace is true when the namespaces come from an
+	// unprivileged user namespace (an ordinary user), false as root.
+	UserNamespace bool
+	// Root is true when this process runs as root (uid 0).
+	Root bool
 	// ProcessLimit is true when each session can get a pids cgroup, so
 	// [limits] max_processes contains a fork bomb.
 	ProcessLimit bool
@@ -58,10 +66,14 @@ func HostStatus() Status {
 			LandlockABI: landlockABI(),
 			Seccomp:     SeccompEnabled,
 		}
-		if err := probeNamespaces(); err != nil {
+		host.st.Root = os.Getuid() == 0
+		if kind, err := userns.Probe(); err != nil {
 			host.st.NamespaceErr = err.Error()
 		} else {
 			host.st.Namespaces = true
+			// Inside the program's own user namespace the probe finds
+			// CAP_SYS_ADMIN: it is still an ordinary user's namespace.
+			host.st.UserNamespace = kind == userns.User || !host.st.Root
 		}
 		host.st.ThreadSandbox = ThreadAvailable() == nil
 		if ok, err := ptyrun.ProcessLimitAvailable(); ok {
@@ -110,13 +122,30 @@ func (s Status) Degraded(p Plan) []string {
 	if s.LandlockABI < 6 {
 		d = append(d, "Landlock ABI < 6: commands can signal, and connect to abstract UNIX sockets of, processes outside the sandbox")
 	}
-	if !s.Namespaces {
-		d = append(d, "no PID namespace: commands can read /proc/PID/environ of other processes of the same user")
-		if len(p.Protected) > 0 || hasDenyInside(p) {
-			d = append(d, "no mount namespace: writable roots are carved around protected and unreadable paths, so no new entry can be created directly in a directory that holds one (the workspace, for .git)")
-		}
+	if !s.Namespaces && (len(p.Protected) > 0 || hasDenyInside(p)) {
+		d = append(d, "no mount namespace: writable roots are carved around protected and unreadable paths, so no new entry can be created directly in a directory that holds one (the workspace, for .git)")
 	}
 	return d
+}
+
+// Unenforced lists the guarantees of the plan that Landlock and seccomp
+// alone cannot give, on a host where no PID and mount namespace can be
+// made (user namespaces refused to an ordinary user). A policy with
+// required = true refuses to run there; with required = false commands
+// run under Landlock and seccomp, with these as a note.
+func (s Status) Unenforced(p Plan) []string {
+	if !p.Enforced() || s.Namespaces {
+		return nil
+	}
+	return []string{
+		"a PID namespace (a command could read the environment and command line of the user's other processes, the agent host's secrets included, and leave processes behind)",
+		"a mount namespace (the host's terminals under /dev/pts and its /dev/shm would be shared with commands)",
+	}
+}
+
+// NamespaceFix says what would give this host namespaces, for messages.
+func (s Status) NamespaceFix() string {
+	return "allow unprivileged user namespaces (user.max_user_namespaces > 0, kernel.unprivileged_userns_clone = 1, or on Ubuntu kernel.apparmor_restrict_unprivileged_userns = 0) or run as root"
 }
 
 func hasDenyInside(p Plan) bool {
@@ -150,9 +179,17 @@ func (s Status) String() string {
 		b.WriteString("landlock: MISSING (no file-system confinement)\n")
 	}
 	if s.Seccomp {
-		b.WriteString("seccomp: yes (network off = only AF_UNIX sockets; ptrace, process_vm_*, io_uring_*, keyrings, TIOCSTI refused); as root, capabilities limited to those of file ownership\n")
+		b.WriteString("seccomp: yes (network off = only AF_UNIX sockets; ptrace, process_vm_*, io_uring_*, keyrings, TIOCSTI refused)\n")
 	} else {
 		b.WriteString("seccomp: MISSING (" + seccompMissing() + "): network, ptrace and io_uring cannot be blocked\n")
+	}
+	switch {
+	case s.Root:
+		b.WriteString("user: root (commands keep only the capabilities of file ownership; no user namespace)\n")
+	case s.UserNamespace:
+		fmt.Fprintf(&b, "user: uid %d, an ordinary user (namespaces from an unprivileged user namespace mapping only uid %d and gid %d; commands run as the user, with no capabilities)\n", os.Getuid(), os.Getuid(), os.Getgid())
+	default:
+		fmt.Fprintf(&b, "user: uid %d, an ordinary user\n", os.Getuid())
 	}
 	if s.Namespaces {
 		b.WriteString("namespaces: yes (serve and wrap run in a PID namespace of their own, so nothing outlives them; each session gets a mount namespace: protected paths by read-only mounts)\n")
@@ -162,7 +199,7 @@ func (s Status) String() string {
 			b.WriteString("spawn: each session through a re-executed helper, PID 1 of a namespace of its own (the thread sandbox needs Landlock ABI ≥ 6 and cgroups)\n")
 		}
 	} else {
-		fmt.Fprintf(&b, "namespaces: no (%s): other processes visible in /proc; protected paths enforced by carving\n", s.NamespaceErr)
+		fmt.Fprintf(&b, "namespaces: no (%s): other processes visible in /proc; protected paths enforced by carving; to get them, %s\n", s.NamespaceErr, s.NamespaceFix())
 	}
 	if s.ProcessLimit {
 		b.WriteString("process limit: yes (a pids cgroup per session: [limits] max_processes contains a fork bomb)\n")
@@ -190,6 +227,16 @@ func Describe(s Status, p policy.Sandbox, plan Plan) string {
 		fmt.Fprintf(&b, "ENFORCEMENT: refused: missing %s; commands will not run (set required = false to run them unsandboxed)\n", strings.Join(missing, "; "))
 	case len(missing) > 0:
 		fmt.Fprintf(&b, "ENFORCEMENT: NONE: missing %s; commands run unsandboxed (required = false)\n", strings.Join(missing, "; "))
+	case len(s.Unenforced(plan)) > 0 && p.Required:
+		fmt.Fprintf(&b, "ENFORCEMENT: refused: Landlock and seccomp alone cannot give %s; commands will not run (required = true). To fix: %s, or set required = false to run them under Landlock and seccomp alone\n", strings.Join(s.Unenforced(plan), ", nor "), s.NamespaceFix())
+	case len(s.Unenforced(plan)) > 0:
+		b.WriteString("ENFORCEMENT: partial (Landlock and seccomp only, required = false)\n")
+		for _, u := range s.Unenforced(plan) {
+			b.WriteString("not enforced: " + u + "\n")
+		}
+		for _, d := range s.Degraded(plan) {
+			b.WriteString("degraded: " + d + "\n")
+		}
 	default:
 		b.WriteString("ENFORCEMENT: full\n")
 		for _, d := range s.Degraded(plan) {

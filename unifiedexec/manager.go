@@ -143,9 +143,12 @@ func (m *Manager) HelperFor(h *ptyrun.Helper) *ptyrun.Helper {
 	}
 	if helper == nil && m.isolated && !m.shared {
 		helper = &ptyrun.Helper{Isolate: true}
-	} else if helper != nil && helper.Isolate && !m.isolated {
+	} else if helper != nil && !m.isolated && (helper.Isolate || helper.Thread != nil) {
+		// No namespaces here: neither a namespace per session nor the
+		// thread sandbox (it makes a mount namespace); the re-executed
+		// helper applies the payload with Landlock and seccomp alone.
 		h := *helper
-		h.Isolate = false
+		h.Isolate, h.Thread = false, nil
 		helper = &h
 	}
 	return helper

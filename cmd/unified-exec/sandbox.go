@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"time"
 
-	"github.com/unified-exec/unified-exec/policy"
+	"github.com/unified-exec/unified-exec/orchestrator"
+	"github.com/unified-exec/unified-exec/ptyrun"
 	"github.com/unified-exec/unified-exec/sandbox"
 )
 
@@ -20,21 +24,41 @@ func cmdSandbox(args []string) int {
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	pol, err := loadPolicy(*file)
+	// The report is made where commands run (the program namespace
+	// serve and wrap enter), and checked by starting one.
+	ptyrun.EnterNamespace()
+	o, err := newOrchestrator(mainFlags{policy: *file, workspace: *ws}, false)
 	if err != nil {
 		errorf("%v", err)
 		return exitInternal
 	}
-	fmt.Print(sandboxReport(pol, *ws))
+	defer o.Close()
+	report, ok := sandboxReport(o)
+	fmt.Print(report)
+	if !ok {
+		return 1
+	}
 	return 0
 }
 
-// sandboxReport says what this host enforces for the policy's sandbox.
-func sandboxReport(pol *policy.Policy, workspace string) string {
+// sandboxReport says what this host enforces for the policy's sandbox,
+// checked by starting `true` through the path every command takes; ok is
+// false when that failed.
+func sandboxReport(o *orchestrator.Orchestrator) (string, bool) {
+	pol := o.Policy()
 	st := sandbox.HostStatus()
-	plan, err := sandbox.Compile(pol.Sandbox, workspace)
+	plan, err := sandbox.Compile(pol.Sandbox, o.Workspace())
 	if err != nil {
-		return st.String() + fmt.Sprintf("policy sandbox: %v\n", err)
+		return st.String() + fmt.Sprintf("policy sandbox: %v\n", err), false
 	}
-	return sandbox.Describe(st, pol.Sandbox, plan)
+	report := sandbox.Describe(st, pol.Sandbox, plan)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := o.Check(ctx); err != nil {
+		if errors.Is(err, orchestrator.ErrSandboxUnavailable) {
+			return report + "check: commands are refused: " + err.Error() + "\n", false
+		}
+		return report + "ENFORCEMENT: BROKEN: a command could not start through the real path: " + err.Error() + "\n", false
+	}
+	return report + "check: a command started through the real path and exited 0\n", true
 }

@@ -92,7 +92,8 @@ func cmdServe(f mainFlags) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
-	fmt.Fprint(os.Stderr, "unified-exec: serving MCP on stdio; workspace "+o.Workspace()+"; policy "+o.Policy().Source+"\n"+sandboxReport(o.Policy(), o.Workspace()))
+	report, _ := sandboxReport(o)
+	fmt.Fprint(os.Stderr, "unified-exec: serving MCP on stdio; workspace "+o.Workspace()+"; policy "+o.Policy().Source+"\n"+report)
 	srv := mcpserver.New(o, version)
 	srvp.Store(srv)
 	stopStats := serveStats(os.Getenv("UNIFIED_EXEC_STATS"))

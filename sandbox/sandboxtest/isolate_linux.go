@@ -1,9 +1,20 @@
 package sandboxtest
 
-import "syscall"
+import (
+	"syscall"
 
-// isolated starts a child in new PID and mount namespaces; it dies with
-// the test.
+	"github.com/unified-exec/unified-exec/internal/userns"
+)
+
+// isolated starts a child in new PID and mount namespaces (through a user
+// namespace for an ordinary user, as unified-exec does); it dies with the
+// test.
 func isolated() (*syscall.SysProcAttr, error) {
-	return &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}, nil
+	kind, err := userns.Probe()
+	if err != nil {
+		return nil, err
+	}
+	attr := userns.Attr(kind, 0)
+	attr.Pdeathsig = syscall.SIGKILL
+	return attr, nil
 }

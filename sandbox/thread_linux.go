@@ -74,11 +74,11 @@ func ApplyThread(payload []byte, tty string) error {
 	} else {
 		// A terminal's rule is its session's alone: no caching.
 		fd, err = landlockRuleset(plan, tty)
-		defer unix.Close(fd)
 	}
 	if err != nil {
 		return err
 	}
+	defer unix.Close(fd)
 	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
 		return fmt.Errorf("landlock: restricting this thread: %w", err)
 	}
@@ -92,14 +92,23 @@ func ApplyThread(payload []byte, tty string) error {
 // A ruleset binds the inodes its paths had when it was built, so one kept
 // too long can only grant less (a directory replaced since is not
 // granted), never more; it is kept for rulesetTTL at most.
-var rulesets = rulesetCache{entries: map[string]cachedRuleset{}}
+var rulesets rulesetCache
 
 const (
 	rulesetTTL = 5 * time.Second
 	rulesetMax = 8
 )
 
+// rulesetCache keeps ruleset fds by plan. It never hands out an fd it
+// may close: a caller gets a copy of its own, so an expiry or eviction
+// in another call cannot close it before landlock_restrict_self, nor
+// let the number be reused by another plan's ruleset. Its zero value
+// is ready for use.
 type rulesetCache struct {
+	ttl time.Duration // 0: rulesetTTL
+	max int           // 0: rulesetMax
+
+	// mu guards the field below.
 	mu      sync.Mutex
 	entries map[string]cachedRuleset
 }
@@ -109,43 +118,80 @@ type cachedRuleset struct {
 	built time.Time
 }
 
-// get returns the ruleset fd for payload, building it with build when
-// none fresh is kept. The fd stays owned by the cache.
+// get returns a ruleset fd for payload, building it with build when none
+// fresh is kept. The fd is the caller's, to close; build's result is
+// handed over and a copy kept.
 func (c *rulesetCache) get(payload []byte, build func() (int, error)) (int, error) {
 	key := string(payload)
-	now := time.Now()
 	c.mu.Lock()
-	for k, e := range c.entries {
-		if now.Sub(e.built) > rulesetTTL {
-			unix.Close(e.fd)
-			delete(c.entries, k)
-		}
+	c.expireLocked(time.Now())
+	if e, ok := c.entries[key]; ok {
+		// Copied under the lock: no one can close e.fd meanwhile.
+		fd, err := dupCloexec(e.fd)
+		c.mu.Unlock()
+		return fd, err
 	}
-	e, ok := c.entries[key]
 	c.mu.Unlock()
-	if ok {
-		return e.fd, nil
-	}
 	fd, err := build()
 	if err != nil {
 		return -1, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.entries[key]; ok {
-		// Built twice at once: keep one.
-		unix.Close(fd)
-		return old.fd, nil
+	if _, ok := c.entries[key]; ok {
+		return fd, nil // built twice at once: the one kept stays
 	}
-	if len(c.entries) >= rulesetMax {
-		for k, e := range c.entries {
+	kept, err := dupCloexec(fd)
+	if err != nil {
+		return fd, nil // not cached, still usable
+	}
+	limit := c.max
+	if limit <= 0 {
+		limit = rulesetMax
+	}
+	for len(c.entries) >= limit {
+		c.evictOldestLocked()
+	}
+	if c.entries == nil {
+		c.entries = map[string]cachedRuleset{}
+	}
+	c.entries[key] = cachedRuleset{fd: kept, built: time.Now()}
+	return fd, nil
+}
+
+// expireLocked closes the rulesets older than the TTL.
+func (c *rulesetCache) expireLocked(now time.Time) {
+	ttl := c.ttl
+	if ttl <= 0 {
+		ttl = rulesetTTL
+	}
+	for k, e := range c.entries {
+		if now.Sub(e.built) > ttl {
 			unix.Close(e.fd)
 			delete(c.entries, k)
-			break
 		}
 	}
-	c.entries[key] = cachedRuleset{fd: fd, built: now}
-	return fd, nil
+}
+
+func (c *rulesetCache) evictOldestLocked() {
+	var oldest string
+	var at time.Time
+	for k, e := range c.entries {
+		if at.IsZero() || e.built.Before(at) {
+			oldest, at = k, e.built
+		}
+	}
+	unix.Close(c.entries[oldest].fd)
+	delete(c.entries, oldest)
+}
+
+// dupCloexec copies fd, close-on-exec from the start.
+func dupCloexec(fd int) (int, error) {
+	n, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("landlock: copying the ruleset fd: %w", err)
+	}
+	return n, nil
 }
 
 // landlockRuleset builds the ruleset of the rules [Apply] gives the helper

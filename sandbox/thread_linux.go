@@ -195,8 +195,8 @@ func dupCloexec(fd int) (int, error) {
 }
 
 // landlockRuleset builds the ruleset of the rules [Apply] gives the helper
-// (writable roots whole: the mounts protect inside them), as a
-// close-on-exec fd.
+// in a mount namespace (writable roots whole: the mounts protect inside
+// them), plus tty's, as a close-on-exec fd.
 func landlockRuleset(plan Plan, tty string) (int, error) {
 	abi := landlockABI()
 	cfg := landlockConfig(abi, plan.Network)
@@ -206,32 +206,37 @@ func landlockRuleset(plan Plan, tty string) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("landlock: creating the ruleset (ABI %d): %w", abi, err)
 	}
-	grants := append([]Grant(nil), plan.Read...)
-	for _, root := range plan.WritableRoots {
-		grants = append(grants, Grant{Path: root, Dir: true, Access: AccessReadWrite})
-	}
-	grants = append(grants, plan.Devices...)
-	if tty != "" {
-		grants = append(grants, Grant{Path: tty, Access: AccessTerminal})
-	}
-	for _, g := range grants {
-		if err := addGrant(fd, g, handled); err != nil {
-			unix.Close(fd)
-			return -1, err
+	err = threadRules(plan, tty, handled, func(path string, parent int, rights uint64) error {
+		attr := ll.PathBeneathAttr{AllowedAccess: rights, ParentFd: parent}
+		if err := ll.LandlockAddPathBeneathRule(fd, &attr, 0); err != nil {
+			return fmt.Errorf("landlock: rule for %q: %w", path, err)
 		}
+		return nil
+	})
+	if err != nil {
+		unix.Close(fd)
+		return -1, err
 	}
 	return fd, nil
 }
 
-// Access rights as go-landlock's RODirs/RWDirs give them; a rule on a
-// file keeps only the rights that apply to files.
-const (
-	rightsRead     = uint64(ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir)
-	rightsWrite    = uint64(ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSTruncate)
-	rightsFileOnly = uint64(ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSReadFile | ll.AccessFSIoctlDev)
-)
+// threadRules opens each path of [landlockGrants] in turn (skipping the
+// ones gone since the plan was made) and calls add with an O_PATH fd on
+// it and its [grantRights] there, when not 0.
+func threadRules(plan Plan, tty string, handled uint64, add func(path string, fd int, rights uint64) error) error {
+	var terminals []string
+	if tty != "" {
+		terminals = []string{tty}
+	}
+	for _, g := range landlockGrants(plan, true, terminals) {
+		if err := threadRule(g, handled, add); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-func addGrant(ruleset int, g Grant, handled uint64) error {
+func threadRule(g Grant, handled uint64, add func(path string, fd int, rights uint64) error) error {
 	fd, err := unix.Open(g.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -244,23 +249,9 @@ func addGrant(ruleset int, g Grant, handled uint64) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("landlock: %q: %w", g.Path, err)
 	}
-	rights := rightsRead
-	switch g.Access {
-	case AccessReadWrite:
-		rights |= rightsWrite | uint64(ll.AccessFSRefer)
-	case AccessTerminal:
-		rights |= rightsWrite | uint64(ll.AccessFSIoctlDev)
-	}
-	if !g.Dir || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		rights &= rightsFileOnly
-	}
-	rights &= handled
+	rights := grantRights(g, st.Mode&unix.S_IFMT == unix.S_IFDIR, handled)
 	if rights == 0 {
 		return nil
 	}
-	attr := ll.PathBeneathAttr{AllowedAccess: rights, ParentFd: fd}
-	if err := ll.LandlockAddPathBeneathRule(ruleset, &attr, 0); err != nil {
-		return fmt.Errorf("landlock: rule for %q: %w", g.Path, err)
-	}
-	return nil
+	return add(g.Path, fd, rights)
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // Start spawns the command of spec and starts pumping its output into
@@ -615,11 +616,14 @@ func newMarker() string {
 // nonblocking returns a copy of f in non-blocking mode, registered with
 // the runtime poller so deadlines and Close unblock readers.
 func nonblocking(f *os.File) (*os.File, error) {
-	fd, err := syscall.Dup(int(f.Fd()))
+	// Close-on-exec from the start (F_DUPFD_CLOEXEC): a Dup then
+	// CloseOnExec leaves a window in which a command forked by another
+	// goroutine inherits this master, and with it this session's
+	// terminal, for good.
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("ptyrun: dup pty master: %w", err)
 	}
-	syscall.CloseOnExec(fd)
 	if err := syscall.SetNonblock(fd, true); err != nil {
 		syscall.Close(fd)
 		return nil, fmt.Errorf("ptyrun: non-blocking pty master: %w", err)

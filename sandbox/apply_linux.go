@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -187,56 +188,31 @@ func landlockConfig(abi int, network bool) landlock.Config {
 	return cfg
 }
 
-// landlockRules turns the plan's grants into go-landlock rules. With a
-// mount namespace the writable roots are granted whole; without, the
-// carved Write grants stand in for them.
-func landlockRules(plan Plan, cfg landlock.Config, mounts bool) []landlock.Rule {
-	refer := cfg.HandledAccessFS&ll.AccessFSRefer != 0
-	rule := func(g Grant) landlock.Rule {
-		var r landlock.FSRule
-		switch {
-		case g.Access == AccessRead && g.Dir:
-			r = landlock.RODirs(g.Path)
-		case g.Access == AccessRead:
-			r = landlock.ROFiles(g.Path)
-		case g.Dir:
-			r = landlock.RWDirs(g.Path)
-			if refer {
-				r = r.WithRefer()
-			}
-		default:
-			r = landlock.RWFiles(g.Path)
-		}
-		if g.Access == AccessTerminal {
-			r = r.WithIoctlDev()
-		}
-		return r.IgnoreIfMissing()
-	}
+// landlockRules turns the plan's grants ([landlockGrants], with the
+// session's terminals) into go-landlock rules of the rights
+// [grantRights] gives, as [ApplyThread] does. With a mount namespace the
+// writable roots are granted whole; without, the carved Write grants
+// stand in for them.
+func landlockRules(plan Plan, cfg landlock.Config, mounts bool, terminals []string) []landlock.Rule {
 	var rules []landlock.Rule
-	for _, g := range plan.Read {
-		rules = append(rules, rule(g))
-	}
-	if mounts {
-		for _, root := range plan.WritableRoots {
-			rules = append(rules, rule(Grant{Path: root, Dir: true, Access: AccessReadWrite}))
+	for _, g := range landlockGrants(plan, mounts, terminals) {
+		st, err := os.Stat(g.Path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // gone since the plan was made
 		}
-	} else {
-		for _, g := range plan.Write {
-			rules = append(rules, rule(g))
+		// On an error, file rights only: go-landlock then reports it.
+		rights := grantRights(g, err == nil && st.IsDir(), uint64(cfg.HandledAccessFS))
+		if rights == 0 {
+			continue
 		}
-	}
-	for _, g := range plan.Devices {
-		rules = append(rules, rule(g))
-	}
-	for _, t := range ownTerminals() {
-		rules = append(rules, rule(Grant{Path: t, Access: AccessTerminal}))
+		rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(rights), g.Path).IgnoreIfMissing())
 	}
 	return rules
 }
 
 func applyLandlock(plan Plan, abi int, mounts bool) error {
 	cfg := landlockConfig(abi, plan.Network)
-	rules := landlockRules(plan, cfg, mounts)
+	rules := landlockRules(plan, cfg, mounts, ownTerminals())
 	if err := cfg.Restrict(rules...); err != nil {
 		return fmt.Errorf("landlock: restricting (ABI %d, %d rules): %w", abi, len(rules), err)
 	}

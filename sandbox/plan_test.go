@@ -91,11 +91,15 @@ func stable(s, root string) string {
 	return strings.Join(out, "\n")
 }
 
-func TestCompileGolden(t *testing.T) {
-	cases := []struct {
-		name string
-		mod  func(p *policy.Sandbox, root, ws string) string // returns the workspace
-	}{
+// goldenCase is a policy whose plan is testdata/<name>.golden.
+type goldenCase struct {
+	name string
+	mod  func(p *policy.Sandbox, root, ws string) string // returns the workspace
+}
+
+// goldenCases are the plans of testdata. Compile them with compileGolden.
+func goldenCases(t *testing.T) []goldenCase {
+	return []goldenCase{
 		{"workspace-write", func(p *policy.Sandbox, root, ws string) string { return ws }},
 		{"read-only", func(p *policy.Sandbox, root, ws string) string { p.Mode = policy.ModeReadOnly; return ws }},
 		{"full-access", func(p *policy.Sandbox, root, ws string) string {
@@ -114,19 +118,30 @@ func TestCompileGolden(t *testing.T) {
 			return root + "/fresh"
 		}},
 	}
+}
+
+// compileGolden compiles c's policy on a fresh tree, as the golden files
+// were: without the host's sockets. It returns the tree's root too.
+func compileGolden(t *testing.T, c goldenCase) (Plan, string) {
+	t.Helper()
 	hostSockets := serviceSockets
 	serviceSockets = func(string) []string { return nil } // the host's are not the golden files
 	defer func() { serviceSockets = hostSockets }()
-	for _, c := range cases {
+	root, ws := tree(t)
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true // the tree lives in /tmp; see TestCompileTmp
+	ws = c.mod(&p, root, ws)
+	plan, err := Compile(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan, root
+}
+
+func TestCompileGolden(t *testing.T) {
+	for _, c := range goldenCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			root, ws := tree(t)
-			p := policy.DefaultSandbox()
-			p.ExcludeSlashTmp = true // the tree lives in /tmp; see TestCompileTmp
-			ws = c.mod(&p, root, ws)
-			plan, err := Compile(p, ws)
-			if err != nil {
-				t.Fatal(err)
-			}
+			plan, root := compileGolden(t, c)
 			got := stable(plan.String(), root)
 			file := filepath.Join("testdata", c.name+".golden")
 			if *update {

@@ -74,11 +74,11 @@ func ApplyThread(payload []byte, tty string) error {
 	} else {
 		// A terminal's rule is its session's alone: no caching.
 		fd, err = landlockRuleset(plan, tty)
-		defer unix.Close(fd)
 	}
 	if err != nil {
 		return err
 	}
+	defer unix.Close(fd)
 	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
 		return fmt.Errorf("landlock: restricting this thread: %w", err)
 	}
@@ -92,14 +92,23 @@ func ApplyThread(payload []byte, tty string) error {
 // A ruleset binds the inodes its paths had when it was built, so one kept
 // too long can only grant less (a directory replaced since is not
 // granted), never more; it is kept for rulesetTTL at most.
-var rulesets = rulesetCache{entries: map[string]cachedRuleset{}}
+var rulesets rulesetCache
 
 const (
 	rulesetTTL = 5 * time.Second
 	rulesetMax = 8
 )
 
+// rulesetCache keeps ruleset fds by plan. It never hands out an fd it
+// may close: a caller gets a copy of its own, so an expiry or eviction
+// in another call cannot close it before landlock_restrict_self, nor
+// let the number be reused by another plan's ruleset. Its zero value
+// is ready for use.
 type rulesetCache struct {
+	ttl time.Duration // 0: rulesetTTL
+	max int           // 0: rulesetMax
+
+	// mu guards the field below.
 	mu      sync.Mutex
 	entries map[string]cachedRuleset
 }
@@ -109,48 +118,85 @@ type cachedRuleset struct {
 	built time.Time
 }
 
-// get returns the ruleset fd for payload, building it with build when
-// none fresh is kept. The fd stays owned by the cache.
+// get returns a ruleset fd for payload, building it with build when none
+// fresh is kept. The fd is the caller's, to close; build's result is
+// handed over and a copy kept.
 func (c *rulesetCache) get(payload []byte, build func() (int, error)) (int, error) {
 	key := string(payload)
-	now := time.Now()
 	c.mu.Lock()
-	for k, e := range c.entries {
-		if now.Sub(e.built) > rulesetTTL {
-			unix.Close(e.fd)
-			delete(c.entries, k)
-		}
+	c.expireLocked(time.Now())
+	if e, ok := c.entries[key]; ok {
+		// Copied under the lock: no one can close e.fd meanwhile.
+		fd, err := dupCloexec(e.fd)
+		c.mu.Unlock()
+		return fd, err
 	}
-	e, ok := c.entries[key]
 	c.mu.Unlock()
-	if ok {
-		return e.fd, nil
-	}
 	fd, err := build()
 	if err != nil {
 		return -1, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.entries[key]; ok {
-		// Built twice at once: keep one.
-		unix.Close(fd)
-		return old.fd, nil
+	if _, ok := c.entries[key]; ok {
+		return fd, nil // built twice at once: the one kept stays
 	}
-	if len(c.entries) >= rulesetMax {
-		for k, e := range c.entries {
-			unix.Close(e.fd)
-			delete(c.entries, k)
-			break
-		}
+	kept, err := dupCloexec(fd)
+	if err != nil {
+		return fd, nil // not cached, still usable
 	}
-	c.entries[key] = cachedRuleset{fd: fd, built: now}
+	limit := c.max
+	if limit <= 0 {
+		limit = rulesetMax
+	}
+	for len(c.entries) >= limit {
+		c.evictOldestLocked()
+	}
+	if c.entries == nil {
+		c.entries = map[string]cachedRuleset{}
+	}
+	c.entries[key] = cachedRuleset{fd: kept, built: time.Now()}
 	return fd, nil
 }
 
+// expireLocked closes the rulesets older than the TTL.
+func (c *rulesetCache) expireLocked(now time.Time) {
+	ttl := c.ttl
+	if ttl <= 0 {
+		ttl = rulesetTTL
+	}
+	for k, e := range c.entries {
+		if now.Sub(e.built) > ttl {
+			unix.Close(e.fd)
+			delete(c.entries, k)
+		}
+	}
+}
+
+func (c *rulesetCache) evictOldestLocked() {
+	var oldest string
+	var at time.Time
+	for k, e := range c.entries {
+		if at.IsZero() || e.built.Before(at) {
+			oldest, at = k, e.built
+		}
+	}
+	unix.Close(c.entries[oldest].fd)
+	delete(c.entries, oldest)
+}
+
+// dupCloexec copies fd, close-on-exec from the start.
+func dupCloexec(fd int) (int, error) {
+	n, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("landlock: copying the ruleset fd: %w", err)
+	}
+	return n, nil
+}
+
 // landlockRuleset builds the ruleset of the rules [Apply] gives the helper
-// (writable roots whole: the mounts protect inside them), as a
-// close-on-exec fd.
+// in a mount namespace (writable roots whole: the mounts protect inside
+// them), plus tty's, as a close-on-exec fd.
 func landlockRuleset(plan Plan, tty string) (int, error) {
 	abi := landlockABI()
 	cfg := landlockConfig(abi, plan.Network)
@@ -160,32 +206,37 @@ func landlockRuleset(plan Plan, tty string) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("landlock: creating the ruleset (ABI %d): %w", abi, err)
 	}
-	grants := append([]Grant(nil), plan.Read...)
-	for _, root := range plan.WritableRoots {
-		grants = append(grants, Grant{Path: root, Dir: true, Access: AccessReadWrite})
-	}
-	grants = append(grants, plan.Devices...)
-	if tty != "" {
-		grants = append(grants, Grant{Path: tty, Access: AccessTerminal})
-	}
-	for _, g := range grants {
-		if err := addGrant(fd, g, handled); err != nil {
-			unix.Close(fd)
-			return -1, err
+	err = threadRules(plan, tty, handled, func(path string, parent int, rights uint64) error {
+		attr := ll.PathBeneathAttr{AllowedAccess: rights, ParentFd: parent}
+		if err := ll.LandlockAddPathBeneathRule(fd, &attr, 0); err != nil {
+			return fmt.Errorf("landlock: rule for %q: %w", path, err)
 		}
+		return nil
+	})
+	if err != nil {
+		unix.Close(fd)
+		return -1, err
 	}
 	return fd, nil
 }
 
-// Access rights as go-landlock's RODirs/RWDirs give them; a rule on a
-// file keeps only the rights that apply to files.
-const (
-	rightsRead     = uint64(ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir)
-	rightsWrite    = uint64(ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSTruncate)
-	rightsFileOnly = uint64(ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSReadFile | ll.AccessFSIoctlDev)
-)
+// threadRules opens each path of [landlockGrants] in turn (skipping the
+// ones gone since the plan was made) and calls add with an O_PATH fd on
+// it and its [grantRights] there, when not 0.
+func threadRules(plan Plan, tty string, handled uint64, add func(path string, fd int, rights uint64) error) error {
+	var terminals []string
+	if tty != "" {
+		terminals = []string{tty}
+	}
+	for _, g := range landlockGrants(plan, true, terminals) {
+		if err := threadRule(g, handled, add); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-func addGrant(ruleset int, g Grant, handled uint64) error {
+func threadRule(g Grant, handled uint64, add func(path string, fd int, rights uint64) error) error {
 	fd, err := unix.Open(g.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -198,23 +249,9 @@ func addGrant(ruleset int, g Grant, handled uint64) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("landlock: %q: %w", g.Path, err)
 	}
-	rights := rightsRead
-	switch g.Access {
-	case AccessReadWrite:
-		rights |= rightsWrite | uint64(ll.AccessFSRefer)
-	case AccessTerminal:
-		rights |= rightsWrite | uint64(ll.AccessFSIoctlDev)
-	}
-	if !g.Dir || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		rights &= rightsFileOnly
-	}
-	rights &= handled
+	rights := grantRights(g, st.Mode&unix.S_IFMT == unix.S_IFDIR, handled)
 	if rights == 0 {
 		return nil
 	}
-	attr := ll.PathBeneathAttr{AllowedAccess: rights, ParentFd: fd}
-	if err := ll.LandlockAddPathBeneathRule(ruleset, &attr, 0); err != nil {
-		return fmt.Errorf("landlock: rule for %q: %w", g.Path, err)
-	}
-	return nil
+	return add(g.Path, fd, rights)
 }

@@ -1,45 +1,126 @@
 package sandbox
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// TestRulesetCache: one ruleset per plan, rebuilt once it is older than
-// the TTL, and the expired one closed.
-func TestRulesetCache(t *testing.T) {
-	c := rulesetCache{entries: map[string]cachedRuleset{}}
-	builds := 0
-	build := func() (int, error) {
-		builds++
-		return unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	}
-	a1, _ := c.get([]byte("plan A"), build)
-	a2, _ := c.get([]byte("plan A"), build)
-	b1, _ := c.get([]byte("plan B"), build)
-	if a1 != a2 || a1 == b1 || builds != 2 {
-		t.Fatalf("fds %d %d %d after %d builds", a1, a2, b1, builds)
-	}
-	e := c.entries["plan A"]
-	e.built = time.Now().Add(-2 * rulesetTTL)
-	c.entries["plan A"] = e
-	a3, _ := c.get([]byte("plan A"), build)
-	if builds != 3 {
-		t.Fatalf("an expired ruleset was reused (%d builds)", builds)
-	}
-	if a3 != a1 {
-		// The expired fd was closed first, so its number is free again;
-		// either way it must not be open as the old one.
-		if _, err := unix.FcntlInt(uintptr(a1), unix.F_GETFD, 0); err == nil {
-			t.Fatal("the expired ruleset's fd is still open")
+// fakeRulesets stands files named after plans in for rulesets: fdPlan
+// tells which plan's "ruleset" an fd is.
+func fakeRulesets(t *testing.T, plans ...string) (build func(plan string) func() (int, error), fdPlan func(fd int) string, builds func() int) {
+	dir := t.TempDir()
+	for _, p := range plans {
+		if err := os.WriteFile(filepath.Join(dir, p), nil, 0o600); err != nil {
+			t.Fatal(err)
 		}
 	}
-	for i := 0; i < rulesetMax+3; i++ {
-		c.get([]byte{byte(i)}, build)
+	var mu sync.Mutex
+	n := 0
+	build = func(plan string) func() (int, error) {
+		return func() (int, error) {
+			mu.Lock()
+			n++
+			mu.Unlock()
+			return unix.Open(filepath.Join(dir, plan), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		}
+	}
+	fdPlan = func(fd int) string {
+		target, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		if err != nil || filepath.Dir(target) != dir {
+			return "(not a ruleset: " + target + ")"
+		}
+		return filepath.Base(target)
+	}
+	builds = func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+	return build, fdPlan, builds
+}
+
+func isOpen(fd int) bool {
+	_, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+	return err == nil
+}
+
+// TestRulesetCache: one ruleset built per plan, each caller given a
+// close-on-exec copy of its own; rebuilt once older than the TTL, the
+// expired one closed; at most max kept.
+func TestRulesetCache(t *testing.T) {
+	build, fdPlan, builds := fakeRulesets(t, "A", "B")
+	var c rulesetCache
+	a1, _ := c.get([]byte("A"), build("A"))
+	a2, _ := c.get([]byte("A"), build("A"))
+	b1, _ := c.get([]byte("B"), build("B"))
+	if a1 == a2 || builds() != 2 || fdPlan(a1) != "A" || fdPlan(a2) != "A" || fdPlan(b1) != "B" {
+		t.Fatalf("fds %d %d %d (%s %s %s) after %d builds", a1, a2, b1, fdPlan(a1), fdPlan(a2), fdPlan(b1), builds())
+	}
+	if flags, err := unix.FcntlInt(uintptr(a2), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC == 0 {
+		t.Fatalf("a copy is not close-on-exec: %#x %v", flags, err)
+	}
+	unix.Close(a1)
+	unix.Close(a2)
+	unix.Close(b1)
+	kept := c.entries["A"]
+	if !isOpen(kept.fd) {
+		t.Fatal("closing the callers' copies closed the cache's")
+	}
+	kept.built = time.Now().Add(-2 * rulesetTTL)
+	c.entries["A"] = kept
+	a3, _ := c.get([]byte("A"), build("A"))
+	if builds() != 3 || fdPlan(a3) != "A" {
+		t.Fatalf("an expired ruleset was reused (%d builds, %s)", builds(), fdPlan(a3))
+	}
+	unix.Close(a3)
+	if c.entries["A"].fd != kept.fd && isOpen(kept.fd) && fdPlan(kept.fd) == "A" {
+		t.Fatal("the expired ruleset's fd is still open")
+	}
+	for i := range rulesetMax + 3 {
+		fd, _ := c.get([]byte{byte(i)}, build("A"))
+		unix.Close(fd)
 	}
 	if len(c.entries) > rulesetMax {
 		t.Fatalf("%d rulesets kept, max %d", len(c.entries), rulesetMax)
+	}
+}
+
+// TestRulesetCacheConcurrent: with every ruleset expiring at once and
+// room for two, concurrent callers each get their own plan's ruleset,
+// open until they close it. A cache that handed out its own fd let
+// another call's expiry close it before landlock_restrict_self, and the
+// number come back as another plan's ruleset.
+func TestRulesetCacheConcurrent(t *testing.T) {
+	plans := []string{"a", "b", "c", "d"}
+	build, fdPlan, _ := fakeRulesets(t, plans...)
+	c := rulesetCache{ttl: time.Nanosecond, max: 2}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 2000 {
+				plan := plans[(g+i)%len(plans)]
+				fd, err := c.get([]byte(plan), build(plan))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got := fdPlan(fd)
+				unix.Close(fd)
+				if got != plan {
+					t.Errorf("plan %s was given fd %d, %s", plan, fd, got)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(c.entries) > 2 {
+		t.Fatalf("%d rulesets kept, max 2", len(c.entries))
 	}
 }

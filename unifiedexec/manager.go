@@ -83,7 +83,7 @@ type Manager struct {
 	// session starts can outlive the program or escape a kill without a
 	// namespace per session — and spawning skips the helper.
 	shared bool
-	bg     sync.WaitGroup // kills of pruned sessions
+	bg     sync.WaitGroup // kills of pruned sessions, exit watchers; started under mu while !closed
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -268,15 +268,11 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 
 	s.calls <- struct{}{}
 	defer func() { <-s.calls }()
-	notes, pruned := m.register(s)
-	if m.cfg.OnBackgroundExit != nil {
-		// Owner: the manager; it ends when the process does (Close kills
-		// every process).
-		m.bg.Go(func() { m.watchExit(s) })
-	}
-	for _, p := range pruned {
-		// Owner: the manager; Close waits for it.
-		m.bg.Go(func() { p.proc.Kill(m.cfg.KillGrace) })
+	notes, err := m.register(s)
+	if err != nil {
+		// Closed while the process started: Close did not see it.
+		proc.Kill(m.cfg.KillGrace)
+		return nil, err
 	}
 	resp := m.window(ctx, s, started, yieldOf(req.Yield, DefaultExecYield), req.MaxOutputTokens, req.Observe)
 	resp.Notes = append(append(notes, req.Notes...), resp.Notes...)
@@ -461,12 +457,19 @@ func (m *Manager) resolveWorkdir(w string) (string, error) {
 	return dir, nil
 }
 
-// register gives s an id and, when the cap is reached, picks sessions to
-// prune: the least recently used exited one, else the least recently used
-// running one, never one of the most recently used.
-func (m *Manager) register(s *session) (notes []string, pruned []*session) {
+// register gives s an id and lists it; when the cap is reached it prunes
+// sessions (the least recently used exited one, else the least recently
+// used running one, never one of the most recently used) and starts their
+// kills, and it starts the goroutine that watches s. It fails with
+// [ErrClosed] once Close has begun, re-checked under the lock: Close
+// kills only the sessions it listed, and waits only for the goroutines
+// started before it.
+func (m *Manager) register(s *session) (notes []string, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
 	s.id = m.nextID
 	m.nextID++
 	s.lastUsed = time.Now()
@@ -476,14 +479,20 @@ func (m *Manager) register(s *session) (notes []string, pruned []*session) {
 			break
 		}
 		delete(m.sessions, v.id)
-		pruned = append(pruned, v)
+		// Owner: the manager; Close waits for it.
+		m.bg.Go(func() { v.proc.Kill(m.cfg.KillGrace) })
 		notes = append(notes, fmt.Sprintf("Session %d was closed to stay within %d sessions.", v.id, m.cfg.MaxSessions))
 	}
 	m.sessions[s.id] = s
 	if n := len(m.sessions); n >= m.cfg.MaxSessions-warnMargin {
 		notes = append(notes, fmt.Sprintf("Warning: %d of %d sessions are open; the least recently used will be closed. End sessions you no longer need with kill_session.", n, m.cfg.MaxSessions))
 	}
-	return notes, pruned
+	if m.cfg.OnBackgroundExit != nil {
+		// Owner: the manager; it ends when the process does (Close kills
+		// every process).
+		m.bg.Go(func() { m.watchExit(s) })
+	}
+	return notes, nil
 }
 
 func (m *Manager) victimLocked() *session {

@@ -1,0 +1,62 @@
+//go:build linux
+
+package sandbox
+
+import (
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// The Landlock rules of a plan are described once, here, and both ways
+// of enforcing it add them: [Apply] through go-landlock in the helper,
+// [ApplyThread] on a raw ruleset. landlockGrants says which paths,
+// grantRights which rights; TestLandlockRulesAgree checks the two rule
+// sets on every golden plan.
+
+// Access rights as go-landlock's RODirs/RWDirs give them, and those the
+// kernel accepts on a file (ACCESS_FILE): a rule on a file keeps only
+// these.
+const (
+	rightsRead     = uint64(ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir)
+	rightsWrite    = uint64(ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSTruncate)
+	rightsFileOnly = uint64(ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSReadFile | ll.AccessFSIoctlDev)
+)
+
+// landlockGrants lists what Landlock grants under plan, in order: the
+// read grants; with a mount namespace (mounts) the writable roots whole,
+// the mounts protecting inside them, else the carved write grants; the
+// devices; the session's terminals.
+func landlockGrants(plan Plan, mounts bool, terminals []string) []Grant {
+	grants := append([]Grant(nil), plan.Read...)
+	if mounts {
+		for _, root := range plan.WritableRoots {
+			grants = append(grants, Grant{Path: root, Dir: true, Access: AccessReadWrite})
+		}
+	} else {
+		grants = append(grants, plan.Write...)
+	}
+	grants = append(grants, plan.Devices...)
+	for _, t := range terminals {
+		grants = append(grants, Grant{Path: t, Access: AccessTerminal})
+	}
+	return grants
+}
+
+// grantRights is the Landlock rights g gives, within handled: read is
+// execute, read file and read directory; read-write adds every write
+// right and refer; terminal is read-write plus device ioctls. dir is
+// whether the path is a directory now: on a file, or on a path the plan
+// saw as a file, only the rights that apply to files remain (the kernel
+// refuses the others there). 0 means no rule.
+func grantRights(g Grant, dir bool, handled uint64) uint64 {
+	rights := rightsRead
+	switch g.Access {
+	case AccessReadWrite:
+		rights |= rightsWrite | uint64(ll.AccessFSRefer)
+	case AccessTerminal:
+		rights |= rightsWrite | uint64(ll.AccessFSRefer) | uint64(ll.AccessFSIoctlDev)
+	}
+	if !g.Dir || !dir {
+		rights &= rightsFileOnly
+	}
+	return rights & handled
+}

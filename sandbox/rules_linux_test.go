@@ -1,0 +1,85 @@
+package sandbox
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+)
+
+// TestLandlockRulesAgree: on every golden plan and at every Landlock
+// ABI, the rules the helper gives go-landlock and the rules the thread
+// sandbox adds to its ruleset grant the same rights on the same paths,
+// in the same order (in a mount namespace, the only way the thread
+// applies a plan; /dev/null stands in for the session's terminal).
+func TestLandlockRulesAgree(t *testing.T) {
+	const tty = "/dev/null"
+	for _, c := range goldenCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			plan, _ := compileGolden(t, c)
+			for abi := 1; abi <= 11; abi++ {
+				cfg := landlockConfig(abi, plan.Network)
+				var helper, thread []string
+				for _, r := range landlockRules(plan, cfg, true, []string{tty}) {
+					helper = append(helper, fmt.Sprint(r))
+				}
+				err := threadRules(plan, tty, uint64(cfg.HandledAccessFS), func(path string, _ int, rights uint64) error {
+					thread = append(thread, fmt.Sprintf("REQUIRE %v for paths [%s]", landlock.AccessFSSet(rights), path))
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if plan.Enforced() && len(thread) == 0 {
+					t.Fatalf("ABI %d: no rules", abi)
+				}
+				if !slices.Equal(helper, thread) {
+					t.Errorf("ABI %d: the helper's rules and the thread's differ:\nhelper:\n%s\nthread:\n%s", abi, lines(helper), lines(thread))
+				}
+			}
+		})
+	}
+}
+
+func lines(s []string) string {
+	out := ""
+	for _, l := range s {
+		out += "  " + l + "\n"
+	}
+	return out
+}
+
+// TestGrantRightsMatchGoLandlock: with every right handled, the rights
+// of each kind of grant are those of go-landlock's canned rules, which
+// the helper used: RODirs, ROFiles, RWDirs with refer, RWFiles, and for
+// terminals the same with ioctls. A directory grant on what is now a
+// file gets the file rights.
+func TestGrantRightsMatchGoLandlock(t *testing.T) {
+	const p = "/x"
+	handled := uint64(landlockConfig(99, false).HandledAccessFS)
+	for _, c := range []struct {
+		access Access
+		dir    bool // in the plan and now
+		want   landlock.FSRule
+	}{
+		{AccessRead, true, landlock.RODirs(p)},
+		{AccessRead, false, landlock.ROFiles(p)},
+		{AccessReadWrite, true, landlock.RWDirs(p).WithRefer()},
+		{AccessReadWrite, false, landlock.RWFiles(p)},
+		{AccessTerminal, true, landlock.RWDirs(p).WithRefer().WithIoctlDev()},
+		{AccessTerminal, false, landlock.RWFiles(p).WithIoctlDev()},
+	} {
+		got := landlock.PathAccess(landlock.AccessFSSet(grantRights(Grant{Path: p, Dir: c.dir, Access: c.access}, c.dir, handled)), p)
+		if got.String() != c.want.String() {
+			t.Errorf("%s dir=%v: %v, go-landlock %v", c.access, c.dir, got, c.want)
+		}
+		if c.dir {
+			// Planned as a directory, a file now.
+			got := grantRights(Grant{Path: p, Dir: true, Access: c.access}, false, handled)
+			if want := grantRights(Grant{Path: p, Access: c.access}, false, handled); got != want {
+				t.Errorf("%s on a file planned as a directory: %v, want %v", c.access, landlock.AccessFSSet(got), landlock.AccessFSSet(want))
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/creack/pty"
 
@@ -174,4 +175,25 @@ func TestTTYPrompterEscapes(t *testing.T) {
 	if !strings.Contains(out, `\x1b[2K`) {
 		t.Fatalf("terminal output %q", out)
 	}
+}
+
+// FuzzEscape: nothing Escape returns is a control or format character.
+func FuzzEscape(f *testing.F) {
+	for _, s := range []string{"ls", "\x1b[2J", "a\u202eb", "\xff\xfe", "\u009b31m", "tab\there"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e := Escape(s)
+		if !utf8.ValidString(e) {
+			t.Fatalf("Escape(%q) = %q is not UTF-8", s, e)
+		}
+		for _, r := range e {
+			if needsEscape(r) {
+				t.Fatalf("Escape(%q) = %q holds %U", s, e, r)
+			}
+		}
+		if strings.IndexFunc(s, needsEscape) < 0 && utf8.ValidString(s) && e != s {
+			t.Fatalf("Escape changed a plain string: %q -> %q", s, e)
+		}
+	})
 }

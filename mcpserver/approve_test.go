@@ -171,3 +171,45 @@ func TestElicitationRetryIsItsOwnQuestion(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswerOnlyWhatWasAsked: a call resumed with answers takes the
+// answer to the question it asked only; an approval sent ahead for running
+// without the sandbox, a question nobody saw, is ignored.
+func TestAnswerOnlyWhatWasAsked(t *testing.T) {
+	requireSandbox(t)
+	ws := t.TempDir()
+	pol, err := policy.Parse([]byte("[approval]\nmode = \"untrusted\"\n"), "test-policy.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := orchestrator.New(orchestrator.Config{Policy: pol, Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	s := New(o, "test")
+	args := []byte(`{"cmd": "grep -c NoNewPrivs:.1 /proc/self/status > out; echo 'x: Permission denied'; exit 1", "login": false}`)
+	meta := mcp.Meta{mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{}}}
+	approve := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "approve"}}
+	call := func(state string, answers mcp.InputResponseMap) *mcp.CallToolResult {
+		t.Helper()
+		res, err := s.execCommand(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{
+			Meta: meta, Name: "exec_command", Arguments: args, RequestState: state, InputResponses: answers,
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := call("", nil)
+	if first.RequestState == "" || first.InputRequests["approve"] == nil {
+		t.Fatalf("first call: %+v", first)
+	}
+	second := call(first.RequestState, mcp.InputResponseMap{"approve": approve, "retry-unsandboxed": approve})
+	if second.InputRequests["retry-unsandboxed"] == nil {
+		t.Fatalf("the retry question was not asked: %+v", second)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "out")); strings.TrimSpace(string(b)) != "1" {
+		t.Fatalf("ran without the sandbox on an answer to a question not asked: %q", b)
+	}
+}

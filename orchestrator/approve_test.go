@@ -277,3 +277,89 @@ func checkEscaped(t *testing.T, txt string) {
 		}
 	}
 }
+
+// TestApprovedRetryRuns: approving the question to run without the
+// sandbox runs the command again without it, on both paths.
+func TestApprovedRetryRuns(t *testing.T) {
+	cmd := probe + "; echo 'x: Permission denied'; exit 1"
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			f := newFixture(t, "untrusted", "", approval.ApproveOnce, approval.ApproveOnce)
+			out, err := p.run(t, f, cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			asked := f.p.Asked()
+			if len(asked) != 2 || asked[1].Kind != approval.KindRetryUnsandboxed || !saysUnsandboxed(asked[1]) {
+				t.Fatalf("questions: %+v", asked)
+			}
+			if !ranUnsandboxed(out) {
+				t.Fatalf("the approved retry did not run without the sandbox: %q", out)
+			}
+		})
+	}
+}
+
+// TestShellInWritableRoot: a shell listed in /etc/shells is refused when
+// it (or the file it resolves to) lies where commands may write.
+func TestShellInWritableRoot(t *testing.T) {
+	f := newFixture(t, "on-request", "")
+	fake := filepath.Join(f.ws, "bash")
+	if err := os.Symlink("/bin/bash", fake); err != nil {
+		t.Fatal(err)
+	}
+	list := filepath.Join(t.TempDir(), "shells")
+	os.WriteFile(list, []byte("# shells\n/bin/bash\n"+fake+"\n"), 0o644)
+	old := etcShells
+	etcShells = list
+	t.Cleanup(func() { etcShells = old })
+	_, err := f.o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "true", Shell: fake, Login: noLogin}})
+	if err == nil || !strings.Contains(err.Error(), "commands may write") || !strings.Contains(err.Error(), "/bin/bash") {
+		t.Fatalf("want a refusal naming the writable root and the accepted shells, got %v", err)
+	}
+}
+
+// TestShellRefusedMessages: rbash (listed, not read by the rules) and an
+// unlisted program are refused saying why and what to use.
+func TestShellRefusedMessages(t *testing.T) {
+	f := newFixture(t, "on-request", "")
+	list := filepath.Join(t.TempDir(), "shells")
+	os.WriteFile(list, []byte("/bin/sh\n/bin/bash\n/bin/rbash\n"), 0o644)
+	old := etcShells
+	etcShells = list
+	t.Cleanup(func() { etcShells = old })
+	for shell, want := range map[string]string{
+		"/bin/rbash":   "cannot be read by the policy's rules",
+		"rbash":        "cannot be read by the policy's rules",
+		"/usr/bin/env": "is not a shell listed in " + list,
+		"./bash":       "is not a shell listed in",
+	} {
+		_, err := f.o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "true", Shell: shell, Login: noLogin}})
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "use one of /bin/sh, /bin/bash") {
+			t.Errorf("%s: got %v", shell, err)
+		}
+	}
+}
+
+// TestWrapShellLine: the wrapper runs a shell line only with a listed
+// shell; a workspace file named bash is refused.
+func TestWrapShellLine(t *testing.T) {
+	f := newFixture(t, "on-request", "")
+	marker := filepath.Join(f.ws, "fake-ran")
+	os.WriteFile(filepath.Join(f.ws, "bash"), []byte("#!/bin/sh\necho ran > "+marker+"\n"), 0o755)
+	for _, argv := range [][]string{{"./bash", "-c", "ls"}, {filepath.Join(f.ws, "bash"), "-c", "ls"}} {
+		_, err := f.o.Run(context.Background(), RunRequest{Argv: argv})
+		var refused *RefusedError
+		if !errors.As(err, &refused) || !strings.Contains(err.Error(), "/etc/shells") {
+			t.Fatalf("%q: want a refusal, got %v", argv, err)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the workspace's bash ran")
+	}
+	var out bytes.Buffer
+	code, err := f.o.Run(context.Background(), RunRequest{Argv: []string{"bash", "-c", "echo ok"}, Output: &out})
+	if err != nil || code != 0 || strings.TrimSpace(out.String()) != "ok" {
+		t.Fatalf("bash -c: %d %v %q", code, err, out.String())
+	}
+}

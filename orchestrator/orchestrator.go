@@ -166,10 +166,13 @@ func (e *RefusedError) Error() string { return e.Reason }
 // enforce.
 var ErrSandboxUnavailable = errors.New("the sandbox required by the policy is unavailable")
 
-// Exec runs one request: approval → sandbox → spawn → denial check →
-// retry. A refusal is a *RefusedError; a question a host must forward is
-// returned as the prompter's error (e.g. *NeedInput) with req.State
-// updated, so calling again with the answer resumes where it stopped.
+// Exec runs one request: shell check → approval → sandbox → spawn →
+// denial check → retry. The shell must be one resolveShell accepts. A
+// retry without the sandbox (on-failure, untrusted) is always a question
+// of its own that says so, whatever was approved before. A refusal is a
+// *RefusedError; a question a host must forward is returned as the
+// prompter's error (e.g. *NeedInput) with req.State updated, so calling
+// again with the answer resumes where it stopped.
 func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Response, error) {
 	started := time.Now()
 	if strings.TrimSpace(req.Cmd) == "" {
@@ -473,7 +476,9 @@ type RunRequest struct {
 }
 
 // Run takes argv through approval and the sandbox and runs it to the
-// end, streaming its output. It returns the command's exit code, or an
+// end, streaming its output. A shell line runs only with a shell
+// resolveShell accepts, by its listed path; a retry without the sandbox is
+// asked as in [Orchestrator.Exec]. It returns the command's exit code, or an
 // error: *RefusedError (exit 126 for the wrapper), or unified-exec's own
 // (exit 125).
 func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {

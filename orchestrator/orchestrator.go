@@ -223,7 +223,7 @@ func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Resp
 		}
 		switch d.Outcome {
 		case approval.Forbidden:
-			return nil, &RefusedError{Reason: "refused: " + d.Reason}
+			return nil, &RefusedError{Reason: "refused: " + approval.Escape(d.Reason)}
 		case approval.NeedsApproval:
 			if !st.Approved {
 				if err := o.approve(ctx, prompter, areq, d, ev); err != nil {
@@ -513,7 +513,7 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 	}
 	switch d.Outcome {
 	case approval.Forbidden:
-		return 0, &RefusedError{Reason: "refused: " + d.Reason}
+		return 0, &RefusedError{Reason: "refused: " + approval.Escape(d.Reason)}
 	case approval.NeedsApproval:
 		actx, stop := untilSignal(ctx, req.Signals)
 		err := o.approve(actx, prompter, areq, d, ev)

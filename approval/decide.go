@@ -54,7 +54,8 @@ type Decision struct {
 	// Reason explains the verdict to people and to the model.
 	Reason string
 	// Sandbox is the mode the command runs in (if it runs): the
-	// policy's, the deciding rule's sandbox, or danger-full-access for an
+	// policy's; a rule's sandbox when every command of the line has it
+	// (a narrower one when any has it); or danger-full-access for an
 	// escalation request.
 	Sandbox string
 	// Parsed is the command line taken apart: the commands judged, and
@@ -110,8 +111,12 @@ func Match(r policy.Rule, argv []string) bool {
 //  6. on-failure, on-request and never: [Skip], in the sandbox. (Under
 //     on-failure the orchestrator asks again when the sandbox blocks it.)
 //
-// The sandbox of the decision is the policy's mode, or the deciding rule's
-// sandbox when it names one, or danger-full-access for an escalation.
+// The sandbox of the decision is danger-full-access for an escalation
+// (asked); otherwise the narrowest of the commands' sandboxes, each
+// command's being its deciding rule's sandbox or the policy's mode. A
+// rule's sandbox wider than the policy's thus applies only when every
+// command of the line matches a rule with that sandbox and the line can be
+// judged statically (see lineSandbox).
 func Decide(req Request, p *policy.Policy) Decision {
 	parsed := Parse(req.Argv)
 	d := Decision{Parsed: parsed, Sandbox: p.Sandbox.Mode}
@@ -123,6 +128,7 @@ func Decide(req Request, p *policy.Policy) Decision {
 
 	var strictest *policy.Rule
 	allCovered := parsed.Opaque == ""
+	var sandboxes []string // each command's: its rule's, or the policy's
 	for _, cmd := range judged(parsed) {
 		var best *policy.Rule
 		for i := range p.Rules {
@@ -137,10 +143,13 @@ func Decide(req Request, p *policy.Policy) Decision {
 		if !(IsKnownSafe(cmd) || (best != nil && best.Decision == policy.DecisionAllow)) {
 			allCovered = false
 		}
+		sb := p.Sandbox.Mode
+		if best != nil && best.Sandbox != "" {
+			sb = best.Sandbox
+		}
+		sandboxes = append(sandboxes, sb)
 	}
-	if strictest != nil && strictest.Sandbox != "" {
-		d.Sandbox = strictest.Sandbox
-	}
+	d.Sandbox = lineSandbox(p.Sandbox.Mode, sandboxes, parsed.Opaque == "")
 	refuseUnderNever := func(why string) Decision {
 		d.Outcome = Forbidden
 		d.Reason = "approval mode is never, so nobody can be asked: " + why + "; change [approval] mode or add an allow rule to the policy"
@@ -214,6 +223,33 @@ func Decide(req Request, p *policy.Policy) Decision {
 		d.Reason = fmt.Sprintf("approval mode is %s: runs in the %s sandbox", mode, d.Sandbox)
 	}
 	return d
+}
+
+// openness orders the sandbox modes from the narrowest.
+var openness = map[string]int{policy.ModeReadOnly: 1, policy.ModeWorkspaceWrite: 2, policy.ModeDangerFullAccess: 3}
+
+// lineSandbox is the sandbox a line runs in, given the policy's mode and
+// each command's (its deciding rule's sandbox, or the policy's): the
+// narrowest of them. So a rule's sandbox wider than the policy's applies
+// only when every command of the line has it — `npm install && cat
+// ~/.ssh/id_rsa` is not `npm install` — and only to a line that can be
+// judged statically (a redirection, substitution or variable is not a
+// command a rule saw); a narrower one applies whenever a command has it.
+// A line without commands runs in the policy's mode.
+func lineSandbox(policyMode string, commands []string, judgeable bool) string {
+	if len(commands) == 0 {
+		return policyMode
+	}
+	sb := commands[0]
+	for _, c := range commands[1:] {
+		if openness[c] < openness[sb] {
+			sb = c
+		}
+	}
+	if openness[sb] > openness[policyMode] && !judgeable {
+		return policyMode
+	}
+	return sb
 }
 
 // judged are the commands a decision looks at: the inner commands of a

@@ -263,32 +263,45 @@ func TestSubstitutionNeverSafe(t *testing.T) {
 
 func TestCache(t *testing.T) {
 	approved := Request{Argv: sh("touch x"), Cwd: "/w", Justification: "first"}
+	W, D := policy.ModeWorkspaceWrite, policy.ModeDangerFullAccess
 	cases := []struct {
-		name string
-		req  Request
-		want bool
+		name    string
+		req     Request
+		sandbox string
+		want    bool
 	}{
-		{"same request", approved, true},
-		{"justification is not part of the key", Request{Argv: sh("touch x"), Cwd: "/w", Justification: "other"}, true},
-		{"other command", Request{Argv: sh("touch y"), Cwd: "/w"}, false},
-		{"other spacing is another command", Request{Argv: sh("touch  x"), Cwd: "/w"}, false},
-		{"other shell flags", Request{Argv: []string{"/bin/bash", "-c", "touch x"}, Cwd: "/w"}, false},
-		{"other cwd", Request{Argv: sh("touch x"), Cwd: "/v"}, false},
-		{"tty", Request{Argv: sh("touch x"), Cwd: "/w", TTY: true}, false},
-		{"escalated", Request{Argv: sh("touch x"), Cwd: "/w", Escalated: true}, false},
-		{"argv split differently", Request{Argv: []string{"/bin/bash", "-lc", "touch", "x"}, Cwd: "/w"}, false},
+		{"same request", approved, W, true},
+		{"justification is not part of the key", Request{Argv: sh("touch x"), Cwd: "/w", Justification: "other"}, W, true},
+		{"other command", Request{Argv: sh("touch y"), Cwd: "/w"}, W, false},
+		{"other spacing is another command", Request{Argv: sh("touch  x"), Cwd: "/w"}, W, false},
+		{"other shell flags", Request{Argv: []string{"/bin/bash", "-c", "touch x"}, Cwd: "/w"}, W, false},
+		{"other shell", Request{Argv: []string{"/bin/sh", "-lc", "touch x"}, Cwd: "/w"}, W, false},
+		{"other cwd", Request{Argv: sh("touch x"), Cwd: "/v"}, W, false},
+		{"tty", Request{Argv: sh("touch x"), Cwd: "/w", TTY: true}, W, false},
+		{"escalated", Request{Argv: sh("touch x"), Cwd: "/w", Escalated: true}, D, false},
+		{"without the sandbox", approved, D, false},
+		{"another sandbox", approved, policy.ModeReadOnly, false},
+		{"argv split differently", Request{Argv: []string{"/bin/bash", "-lc", "touch", "x"}, Cwd: "/w"}, W, false},
 	}
 	var c Cache
-	if c.Approved(approved) {
+	if c.Approved(Question{Request: approved, Sandbox: W}) {
 		t.Fatal("the zero Cache approves")
 	}
-	c.ApproveForSession(approved)
+	c.ApproveForSession(Question{Kind: KindApprove, Request: approved, Sandbox: W})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := c.Approved(tc.req); got != tc.want {
+			if got := c.Approved(Question{Kind: KindApprove, Request: tc.req, Sandbox: tc.sandbox}); got != tc.want {
 				t.Fatalf("Approved = %v, want %v", got, tc.want)
 			}
 		})
+	}
+	// An unsandboxed approval covers that exact command only.
+	c.ApproveForSession(Question{Kind: KindRetryUnsandboxed, Request: approved, Sandbox: D})
+	if !c.Approved(Question{Kind: KindRetryUnsandboxed, Request: approved, Sandbox: D}) {
+		t.Fatal("the unsandboxed approval is not remembered")
+	}
+	if c.Approved(Question{Kind: KindRetryUnsandboxed, Request: Request{Argv: sh("touch y"), Cwd: "/w"}, Sandbox: D}) {
+		t.Fatal("the unsandboxed approval covers another command")
 	}
 }
 

@@ -40,9 +40,21 @@
 //
 // # Caching
 //
-// [Cache] remembers [ApproveForSession] answers by the exact [Canonical]
-// command, the cwd, the tty flag and the escalation flag; nothing else is
-// cached, and a denial is never remembered.
+// [Cache] remembers [ApproveForSession] answers by what the question
+// showed: the exact [Canonical] command (shell and flags included), the
+// cwd, the tty flag, the escalation flag and the sandbox it was to run
+// in. Approving a command for the session in the sandbox never approves
+// running it without the sandbox; nothing else is cached, and a denial is
+// never remembered.
+//
+// # Showing
+//
+// [Question.Text] (the terminal prompt and the MCP elicitation message),
+// [Display] and [RefusalMessage] pass everything they quote — command,
+// shell, justification, the blocked line of output — through [Escape], so
+// an escape sequence cannot redraw the question. A question names the
+// shell, and says so in its first line when the command would run without
+// the sandbox.
 //
 // # Asking
 //

@@ -46,12 +46,20 @@ sandbox = "danger-full-access"
 
 func ExampleCache() {
 	var cache approval.Cache // the zero value is ready
-	req := approval.Request{Argv: []string{"bash", "-lc", "make install"}, Cwd: "/work"}
-	cache.ApproveForSession(req)
-	fmt.Println(cache.Approved(req))
-	req.Cwd = "/elsewhere"
-	fmt.Println(cache.Approved(req))
+	q := approval.Question{
+		Kind:    approval.KindApprove,
+		Request: approval.Request{Argv: []string{"bash", "-lc", "make install"}, Cwd: "/work"},
+		Sandbox: "workspace-write",
+	}
+	cache.ApproveForSession(q)
+	fmt.Println(cache.Approved(q))
+	unsandboxed := q
+	unsandboxed.Kind, unsandboxed.Sandbox = approval.KindRetryUnsandboxed, "danger-full-access"
+	fmt.Println(cache.Approved(unsandboxed))
+	q.Request.Cwd = "/elsewhere"
+	fmt.Println(cache.Approved(q))
 	// Output:
 	// true
+	// false
 	// false
 }

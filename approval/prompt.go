@@ -56,36 +56,56 @@ type Prompter interface {
 // ErrNoTerminal: there is no terminal to ask on.
 var ErrNoTerminal = errors.New("no terminal to ask on")
 
-// Text renders a question for people.
+// Text renders a question for people. Everything it quotes (command,
+// shell, cwd, reason or justification, the blocked line) is [Escape]d, so
+// it cannot draw on the terminal or pass for another line of the
+// question. A question to run a command without the sandbox says so in
+// its first line.
 func (q Question) Text() string {
 	var b strings.Builder
-	if q.Kind == KindRetryUnsandboxed {
+	switch {
+	case q.Kind == KindRetryUnsandboxed:
 		fmt.Fprintf(&b, "The sandbox blocked this command; run it again WITHOUT the sandbox?\n")
-	} else {
+	case q.Sandbox == policy.ModeDangerFullAccess:
+		fmt.Fprintf(&b, "Allow this command to run WITHOUT the sandbox?\n")
+	default:
 		fmt.Fprintf(&b, "Allow this command to run?\n")
 	}
 	fmt.Fprintf(&b, "  command: %s\n", Display(q.Request.Argv))
+	if shell := shellOf(q.Request.Argv); shell != "" {
+		fmt.Fprintf(&b, "  shell:   %s\n", Escape(shell))
+	}
 	if q.Request.Cwd != "" {
-		fmt.Fprintf(&b, "  cwd:     %s\n", q.Request.Cwd)
+		fmt.Fprintf(&b, "  cwd:     %s\n", Escape(q.Request.Cwd))
 	}
 	if q.Reason != "" {
-		fmt.Fprintf(&b, "  reason:  %s\n", q.Reason)
+		fmt.Fprintf(&b, "  reason:  %s\n", Escape(q.Reason))
 	}
 	if q.Denial != "" {
-		fmt.Fprintf(&b, "  blocked: %s\n", q.Denial)
+		fmt.Fprintf(&b, "  blocked: %s\n", Escape(q.Denial))
 	}
 	if q.Sandbox != "" {
-		fmt.Fprintf(&b, "  sandbox: %s\n", q.Sandbox)
+		fmt.Fprintf(&b, "  sandbox: %s\n", Escape(q.Sandbox))
 	}
 	return b.String()
 }
 
-// Display shows a command: the script of a shell line, else argv quoted.
+// shellOf is the shell and its options of a shell line that [Display]
+// shows as its script alone ("/bin/bash -lc"), or "".
+func shellOf(argv []string) string {
+	if _, ok := shellScript(argv); ok && len(argv) == 3 {
+		return Canonical(argv[:2])
+	}
+	return ""
+}
+
+// Display shows a command to people: the script of a shell line, else
+// argv quoted; [Escape]d.
 func Display(argv []string) string {
 	if s, ok := shellScript(argv); ok && len(argv) == 3 {
-		return s
+		return Escape(s)
 	}
-	return Canonical(argv)
+	return Escape(Canonical(argv))
 }
 
 // TTYPrompter asks on the controlling terminal (/dev/tty), for wrap
@@ -174,9 +194,9 @@ func RefusalMessage(q Question, policySource string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "refused: %s needs approval and nobody can be asked (no terminal, no MCP elicitation)", Display(q.Request.Argv))
 	if q.Reason != "" {
-		fmt.Fprintf(&b, "; %s", q.Reason)
+		fmt.Fprintf(&b, "; %s", Escape(q.Reason))
 	}
-	where := policySource
+	where := Escape(policySource)
 	if policySource == "" || policySource == policy.DefaultSource {
 		where = "a copy of the default policy.toml, passed with --policy FILE"
 	}
@@ -189,7 +209,7 @@ func RefusalMessage(q Question, policySource string) string {
 			ruleSnippet(firstUnsafe(parsed), `sandbox = "danger-full-access"`))
 	case parsed.Opaque != "":
 		fmt.Fprintf(&b, ". It cannot be judged in advance (%s), so no rule can allow it under [approval] mode = \"untrusted\"; "+
-			"set mode = \"on-request\" in %s to run such commands in the sandbox without asking", parsed.Opaque, where)
+			"set mode = \"on-request\" in %s to run such commands in the sandbox without asking", Escape(parsed.Opaque), where)
 	default:
 		fmt.Fprintf(&b, ". To allow it, add to %s:\n%s", where, ruleSnippet(firstUnsafe(parsed), ""))
 	}

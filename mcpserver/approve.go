@@ -83,13 +83,14 @@ type pending struct {
 
 type pendingCall struct {
 	digest  string // the call's arguments: an answer applies to them only
+	kind    string // the question asked: only its answer is taken
 	state   *orchestrator.State
 	created time.Time
 }
 
 const pendingTTL = 30 * time.Minute
 
-func (p *pending) put(digest string, st *orchestrator.State) string {
+func (p *pending) put(digest, kind string, st *orchestrator.State) string {
 	var b [16]byte
 	rand.Read(b[:])
 	token := hex.EncodeToString(b[:])
@@ -103,17 +104,19 @@ func (p *pending) put(digest string, st *orchestrator.State) string {
 			delete(p.m, k)
 		}
 	}
-	p.m[token] = &pendingCall{digest: digest, state: st, created: time.Now()}
+	p.m[token] = &pendingCall{digest: digest, kind: kind, state: st, created: time.Now()}
 	return token
 }
 
-func (p *pending) take(token, digest string) (*orchestrator.State, bool) {
+// take returns the state of the call waiting under token and the kind of
+// the question it asked.
+func (p *pending) take(token, digest string) (*orchestrator.State, string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c, ok := p.m[token]
 	if !ok || c.digest != digest {
-		return nil, false
+		return nil, "", false
 	}
 	delete(p.m, token)
-	return c.state, true
+	return c.state, c.kind, true
 }

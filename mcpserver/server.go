@@ -195,15 +195,15 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	}
 	state := &orchestrator.State{}
 	if token := req.Params.RequestState; token != "" {
-		st, ok := s.pending.take(token, digest)
+		st, kind, ok := s.pending.take(token, digest)
 		if !ok {
 			return toolError(fmt.Errorf("exec_command: the approval this call answers is unknown or expired; call exec_command again")), nil
 		}
 		state = st
-		for kind, resp := range req.Params.InputResponses {
-			if er, ok := resp.(*mcp.ElicitResult); ok {
-				prompter.answers[kind] = parseAnswer(er)
-			}
+		// Only the question asked is answered: an answer sent ahead for
+		// another (running without the sandbox) was seen by nobody.
+		if er, ok := req.Params.InputResponses[kind].(*mcp.ElicitResult); ok {
+			prompter.answers[kind] = parseAnswer(er)
 		}
 	}
 	stop := s.progress(ctx, req)
@@ -222,7 +222,7 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	var need *orchestrator.NeedInput
 	if errors.As(err, &need) {
 		q := need.Question
-		token := s.pending.put(digest, state)
+		token := s.pending.put(digest, q.Kind, state)
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{q.Kind: &mcp.ElicitParams{Message: q.Text(), RequestedSchema: decisionSchema}},
 			RequestState:  token,

@@ -41,7 +41,7 @@ var Tools = []ToolDef{
 		Schema: obj([]string{"cmd"}, map[string]any{
 			"cmd":                 prop("string", "Shell command to run."),
 			"workdir":             prop("string", "Working directory, relative to the workspace (default: the workspace)."),
-			"shell":               prop("string", "Shell binary (default /bin/bash)."),
+			"shell":               prop("string", "Shell to run cmd with: a shell listed in /etc/shells that the policy can read (bash, sh, dash, ...), by path or name (default /bin/bash)."),
 			"login":               prop("boolean", "Run the shell as a login shell, -lc (default true); false uses -c."),
 			"tty":                 prop("boolean", "Run in a pseudo-terminal (for interactive programs); default false: pipes, stdin closed."),
 			"rows":                prop("integer", "Terminal rows when tty is true (default 24)."),

@@ -147,7 +147,9 @@ type Request struct {
 // State is a request's progress, kept by a host between a question and
 // its answer so nothing runs twice.
 type State struct {
-	// Approved: a person approved the command (or a cached approval).
+	// Approved: a person approved the command (or a cached approval) to
+	// run as decided. It never covers running it without the sandbox after
+	// a denial: that is a question of its own.
 	Approved bool
 	// First is the sandboxed run that was denied, and Denial the line
 	// that says so, while the retry question is open.
@@ -169,10 +171,13 @@ func (e *RefusedError) Error() string { return e.Reason }
 // enforce.
 var ErrSandboxUnavailable = errors.New("the sandbox required by the policy is unavailable")
 
-// Exec runs one request: approval → sandbox → spawn → denial check →
-// retry. A refusal is a *RefusedError; a question a host must forward is
-// returned as the prompter's error (e.g. *NeedInput) with req.State
-// updated, so calling again with the answer resumes where it stopped.
+// Exec runs one request: shell check → approval → sandbox → spawn →
+// denial check → retry. The shell must be one resolveShell accepts. A
+// retry without the sandbox (on-failure, untrusted) is always a question
+// of its own that says so, whatever was approved before. A refusal is a
+// *RefusedError; a question a host must forward is returned as the
+// prompter's error (e.g. *NeedInput) with req.State updated, so calling
+// again with the answer resumes where it stopped.
 func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Response, error) {
 	started := time.Now()
 	if strings.TrimSpace(req.Cmd) == "" {
@@ -182,10 +187,12 @@ func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Resp
 		req.State = &State{}
 	}
 	st := req.State
-	shell := req.Shell
-	if shell == "" {
-		shell = "/bin/bash"
+	shell, err := o.resolveShell(req.Shell, o.pol.Sandbox)
+	if err != nil {
+		o.audit.write(event{Event: "refused", Command: req.Cmd, Reason: err.Error()})
+		return nil, err
 	}
+	req.Shell = shell
 	flag := "-lc"
 	if req.Login != nil && !*req.Login {
 		flag = "-c"
@@ -221,7 +228,7 @@ func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Resp
 		}
 		switch d.Outcome {
 		case approval.Forbidden:
-			return nil, &RefusedError{Reason: "refused: " + d.Reason}
+			return nil, &RefusedError{Reason: "refused: " + approval.Escape(d.Reason)}
 		case approval.NeedsApproval:
 			if !st.Approved {
 				if err := o.approve(ctx, prompter, areq, d, ev); err != nil {
@@ -234,7 +241,6 @@ func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Resp
 
 	mode := d.Sandbox
 	var resp *unifiedexec.Response
-	var err error
 	if st.First != nil {
 		resp = st.First
 	} else {
@@ -268,31 +274,21 @@ func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Resp
 		resp.Notes = append(resp.Notes, "The sandbox likely blocked this ("+why+"). If the command needs more access, run it again with sandbox_permissions = \"require_escalated\" and a justification.")
 		return resp, nil
 	}
-	// on-failure and untrusted: ask (unless already approved), then retry.
-	if !st.Approved {
-		st.First, st.Denial = resp, why
-		q := approval.Question{Kind: approval.KindRetryUnsandboxed, Request: areq, Reason: d.Reason, Sandbox: mode, Denial: why}
-		ans, err := prompter.Ask(ctx, q)
-		if err != nil {
-			if isNeedInput(err) {
-				return nil, err
-			}
-			ans = approval.Deny
+	// on-failure and untrusted: running without the sandbox is a question
+	// of its own, whatever was approved before.
+	st.First, st.Denial = resp, why
+	ans, err := o.askUnsandboxed(ctx, prompter, areq, d, why, ev)
+	if err != nil {
+		return nil, err // a question for the host; State keeps the first run
+	}
+	if !approves(ans) {
+		st.First = nil
+		resp.Notes = append(resp.Notes, "The sandbox likely blocked this ("+why+"); running it without the sandbox was declined.")
+		o.exitEvent(ev, resp, mode, started)
+		if ans == approval.Abort {
+			return nil, &RefusedError{Reason: "aborted by the user after a sandbox denial; stop and ask the user how to proceed", Abort: true}
 		}
-		ev.Event, ev.Answer = "retry-question", ans.String()
-		o.audit.write(ev)
-		switch ans {
-		case approval.ApproveForSession:
-			o.cache.ApproveForSession(areq)
-		case approval.ApproveOnce:
-		default:
-			st.First = nil
-			resp.Notes = append(resp.Notes, "The sandbox likely blocked this ("+why+"); running it without the sandbox was declined.")
-			if ans == approval.Abort {
-				return nil, &RefusedError{Reason: "aborted by the user after a sandbox denial; stop and ask the user how to proceed", Abort: true}
-			}
-			return resp, nil
-		}
+		return resp, nil
 	}
 	st.First = nil
 	ev.Event, ev.Retry = "retry", true
@@ -317,14 +313,48 @@ func hasUnsandboxedNote(notes []string) bool {
 
 const unsandboxedNote = "Running WITHOUT the sandbox:"
 
+// approves reports whether an answer lets the command run.
+func approves(a approval.Answer) bool {
+	return a == approval.ApproveOnce || a == approval.ApproveForSession
+}
+
+// askUnsandboxed asks whether to run a command again without the sandbox
+// after the sandbox blocked it (why: the line that says so). It is always
+// a question of its own, which says so: approving the sandboxed run, once
+// or for the session, never covers it. Only "approve for the session" of
+// this question, for this exact command (and cwd, tty), is remembered.
+// The error is a question for the host to forward (*NeedInput); a
+// prompter that cannot ask is a denial.
+func (o *Orchestrator) askUnsandboxed(ctx context.Context, p approval.Prompter, areq approval.Request, d approval.Decision, why string, ev event) (approval.Answer, error) {
+	q := approval.Question{Kind: approval.KindRetryUnsandboxed, Request: areq, Reason: d.Reason, Sandbox: policy.ModeDangerFullAccess, Denial: why}
+	if o.cache.Approved(q) {
+		ev.Event, ev.By, ev.Answer = "retry-question", approval.ByCache, approval.ApproveForSession.String()
+		o.audit.write(ev)
+		return approval.ApproveOnce, nil
+	}
+	ans, err := p.Ask(ctx, q)
+	if err != nil {
+		if isNeedInput(err) {
+			return approval.Deny, err
+		}
+		ans = approval.Deny
+	}
+	ev.Event, ev.By, ev.Answer = "retry-question", approval.ByUser, ans.String()
+	o.audit.write(ev)
+	if ans == approval.ApproveForSession {
+		o.cache.ApproveForSession(q)
+	}
+	return ans, nil
+}
+
 // approve asks (or finds a cached approval) and returns nil when the
 // command may run.
 func (o *Orchestrator) approve(ctx context.Context, p approval.Prompter, areq approval.Request, d approval.Decision, ev event) error {
-	if o.cache.Approved(areq) {
+	q := approval.Question{Kind: approval.KindApprove, Request: areq, Reason: d.Reason, Rule: d.Rule, Sandbox: d.Sandbox}
+	if o.cache.Approved(q) {
 		ev.Event, ev.By = "approved", approval.ByCache
 		return o.audit.write(ev)
 	}
-	q := approval.Question{Kind: approval.KindApprove, Request: areq, Reason: d.Reason, Rule: d.Rule, Sandbox: d.Sandbox}
 	ans, err := p.Ask(ctx, q)
 	if err != nil {
 		if isNeedInput(err) {
@@ -340,7 +370,7 @@ func (o *Orchestrator) approve(ctx context.Context, p approval.Prompter, areq ap
 	case approval.ApproveOnce:
 		return nil
 	case approval.ApproveForSession:
-		o.cache.ApproveForSession(areq)
+		o.cache.ApproveForSession(q)
 		return nil
 	case approval.Abort:
 		return &RefusedError{Reason: "aborted by the user: " + approval.Display(areq.Argv) + " was not run; stop and ask the user how to proceed", Abort: true}
@@ -460,12 +490,13 @@ type RunRequest struct {
 }
 
 // Run takes argv through approval and the sandbox and runs it to the
-// end, streaming its output. It returns the command's exit code, or an
+// end, streaming its output. A shell line runs only with a shell
+// resolveShell accepts, by its listed path; a retry without the sandbox is
+// asked as in [Orchestrator.Exec]. It returns the command's exit code, or an
 // error: *RefusedError (exit 126 for the wrapper), or unified-exec's own
 // (exit 125).
 func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 	started := time.Now()
-	areq := approval.Request{Argv: req.Argv, Cwd: o.ws}
 	pol := *o.pol
 	if req.Sandbox != "" {
 		pol.Sandbox.Mode = req.Sandbox
@@ -473,6 +504,15 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 	if req.Network {
 		pol.Sandbox.Network = true
 	}
+	if len(req.Argv) > 0 {
+		argv, err := o.shellLine(req.Argv, pol.Sandbox)
+		if err != nil {
+			o.audit.write(event{Event: "refused", Command: approval.Canonical(req.Argv), Cwd: o.ws, Reason: err.Error()})
+			return 0, err
+		}
+		req.Argv = argv
+	}
+	areq := approval.Request{Argv: req.Argv, Cwd: o.ws}
 	d := approval.Decide(areq, &pol)
 	ev := event{Command: approval.Canonical(req.Argv), Cwd: o.ws, Event: "decision", Decision: d.Outcome.String(), By: d.By, Reason: d.Reason}
 	if d.Rule != nil {
@@ -485,10 +525,9 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 	if prompter == nil {
 		prompter = approval.DenyPrompter{}
 	}
-	approved := false
 	switch d.Outcome {
 	case approval.Forbidden:
-		return 0, &RefusedError{Reason: "refused: " + d.Reason}
+		return 0, &RefusedError{Reason: "refused: " + approval.Escape(d.Reason)}
 	case approval.NeedsApproval:
 		actx, stop := untilSignal(ctx, req.Signals)
 		err := o.approve(actx, prompter, areq, d, ev)
@@ -499,7 +538,6 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		approved = true
 	}
 	mode := d.Sandbox
 	run, err := o.runOnce(ctx, req, &pol, mode, ev)
@@ -518,18 +556,18 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 	o.audit.write(ev)
 	switch o.pol.Approval.Mode {
 	case policy.ApprovalNever, policy.ApprovalOnRequest:
-		fmt.Fprintf(os.Stderr, "unified-exec: the sandbox likely blocked this (%s); not retried (approval mode %s)\n", why, o.pol.Approval.Mode)
+		fmt.Fprintf(os.Stderr, "unified-exec: the sandbox likely blocked this (%s); not retried (approval mode %s)\n", approval.Escape(why), o.pol.Approval.Mode)
 		return code, nil
 	}
-	if !approved {
-		q := approval.Question{Kind: approval.KindRetryUnsandboxed, Request: areq, Sandbox: mode, Denial: why}
-		actx, stop := untilSignal(ctx, req.Signals)
-		ans, err := prompter.Ask(actx, q)
-		stop() // a signal there is a refusal to retry
-		if err != nil || (ans != approval.ApproveOnce && ans != approval.ApproveForSession) {
-			fmt.Fprintf(os.Stderr, "unified-exec: the sandbox likely blocked this (%s); not run again without it\n", why)
-			return code, nil
-		}
+	// Running without the sandbox is a question of its own, whatever was
+	// approved before.
+	actx, stop := untilSignal(ctx, req.Signals)
+	ans, err := o.askUnsandboxed(actx, prompter, areq, d, why, ev)
+	stop() // a signal there is a refusal to retry
+	if err != nil || !approves(ans) {
+		fmt.Fprintf(os.Stderr, "unified-exec: the sandbox likely blocked this (%s); not run again without it\n", approval.Escape(why))
+		o.exitEvent(ev, &unifiedexec.Response{ExitCode: &code}, mode, started)
+		return code, nil
 	}
 	ev.Event, ev.Retry = "retry", true
 	o.audit.write(ev)

@@ -19,6 +19,9 @@ type cleaner struct {
 	out func([]byte)
 	// reply, if set, answers terminal queries.
 	reply func([]byte)
+	// width is the terminal's width in columns (0: defaultWidth; at most
+	// maxWidth).
+	width int
 
 	state  escState
 	params []byte // parameters of the CSI being parsed
@@ -32,6 +35,21 @@ type cleaner struct {
 // maxLine bounds the unfinished line: past it, the line is handed out as
 // it is and redraws of it are no longer collapsed.
 const maxLine = 64 << 10
+
+const (
+	defaultWidth = 80
+	// maxWidth is the widest terminal assumed, as wide as the tools let
+	// a terminal be.
+	maxWidth = 1000
+)
+
+// columns is the terminal's width.
+func (c *cleaner) columns() int {
+	if c.width <= 0 {
+		return defaultWidth
+	}
+	return min(c.width, maxWidth)
+}
 
 type escState uint8
 

@@ -225,3 +225,22 @@ func FuzzCleaner(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCleaner: the cleaner on log lines (ASCII, and text in several
+// scripts) and on a redrawn progress line with colours.
+func BenchmarkCleaner(b *testing.B) {
+	for _, c := range []struct{ name, line string }{
+		{"ascii", "2024-05-01T12:00:00Z INFO server: request handled in 12ms path=/api/v1/items status=200\n"},
+		{"utf8", "журнал: запрос обработан за 12 мс — 日本語のログ行です € ✛ Ŝ ğ résumé naïve\n"},
+		{"progress", "\r\x1b[32m[=====>     ]\x1b[0m 52% 1.2 MB/s eta 3s"},
+	} {
+		chunk := []byte(strings.Repeat(c.line, 4096/len(c.line)+1)[:4096])
+		b.Run(c.name, func(b *testing.B) {
+			cl := cleaner{out: func([]byte) {}}
+			b.SetBytes(int64(len(chunk)))
+			for b.Loop() {
+				cl.Write(chunk)
+			}
+		})
+	}
+}

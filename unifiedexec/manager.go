@@ -241,6 +241,7 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	s.clean.out = s.appendClean
 	if req.TTY {
 		s.clean.reply = s.reply
+		s.clean.width = int(req.Cols) // the cursor stops at its last column
 	}
 	helper := m.HelperFor(req.Helper)
 	spec := ptyrun.Spec{

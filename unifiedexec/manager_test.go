@@ -307,6 +307,26 @@ func TestCleanOutput(t *testing.T) {
 	}
 }
 
+// TestCleanOutputBounded: a cursor movement with a huge count pads to the
+// terminal's width and no further (the server used to pad until memory ran
+// out), and 8-bit controls are stripped while UTF-8 text is kept.
+func TestCleanOutputBounded(t *testing.T) {
+	m := newManager(t, Config{})
+	r := exec1(t, m, ExecRequest{
+		Cmd:  `printf '\033[99999999999999999999Cx\n\033[100000000Cy\n\x9b31mred\xc2\x9b0m \xc2\x9d0;t\xc2\x9c\x9d0;t\x07€ ✛ Ŝ\n'`,
+		TTY:  true,
+		Cols: 100,
+	})
+	pad := strings.Repeat(" ", 99)
+	if want := pad + "x\n" + pad + "y\nred € ✛ Ŝ\n"; r.Output != want {
+		t.Fatalf("tty: got %q, want %q", r.Output, want)
+	}
+	r = exec1(t, m, ExecRequest{Cmd: `printf '\033[99999999999999999999Cx\n'`})
+	if want := strings.Repeat(" ", defaultWidth-1) + "x\n"; r.Output != want {
+		t.Fatalf("pipe: got %q, want %q", r.Output, want)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	m := newManager(t, Config{})
 	ctx := context.Background()

@@ -190,36 +190,60 @@ func TestTranscriptBounded(t *testing.T) {
 }
 
 // TestPlainLen: the word-at-a-time scan stops exactly where a byte-at-a-
-// time scan of the special table does, wherever the special byte sits.
+// time scan of the special table (and of the characters above ASCII)
+// does, wherever the special byte sits.
 func TestPlainLen(t *testing.T) {
 	naive := func(p []byte) int {
 		i := 0
-		for i < len(p) && !special[p[i]] {
+		for i < len(p) {
+			if p[i] < 0x80 {
+				if special[p[i]] {
+					break
+				}
+				i++
+				continue
+			}
+			n, ctl := highRune(p[i:])
+			if n == 0 || ctl != 0 {
+				break
+			}
+			i += n
+		}
+		return i
+	}
+	naiveASCII := func(p []byte) int {
+		i := 0
+		for i < len(p) && !special[p[i]] && p[i] < 0x80 {
 			i++
 		}
 		return i
 	}
-	r := rand.New(rand.NewPCG(1, 2))
-	for n := 0; n < 20000; n++ {
-		p := make([]byte, r.IntN(40))
-		for i := range p {
-			const alphabet = "abc\n\t\xc3\xa9 ~\x7f\x1b\r\x00\x80\xff"
-			p[i] = alphabet[r.IntN(len(alphabet))]
-			if r.IntN(4) > 0 {
-				p[i] = byte('a' + r.IntN(26))
-			}
+	check := func(p []byte) {
+		t.Helper()
+		if got, want := asciiLen(p), naiveASCII(p); got != want {
+			t.Fatalf("asciiLen(%q) = %d, want %d", p, got, want)
 		}
 		if got, want := plainLen(p), naive(p); got != want {
 			t.Fatalf("plainLen(%q) = %d, want %d", p, got, want)
 		}
 	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 20000; n++ {
+		p := make([]byte, r.IntN(40))
+		for i := range p {
+			const alphabet = "abc\n\t\xc3\xa9 ~\x7f\x1b\r\x00\x80\xff\xc2\x9b\xe2\x82\xac"
+			p[i] = alphabet[r.IntN(len(alphabet))]
+			if r.IntN(4) > 0 {
+				p[i] = byte('a' + r.IntN(26))
+			}
+		}
+		check(p)
+	}
 	for b := 0; b < 256; b++ {
 		for pos := 0; pos < 41; pos++ {
 			p := []byte(strings.Repeat("x", 41))
 			p[pos] = byte(b)
-			if got, want := plainLen(p), naive(p); got != want {
-				t.Fatalf("byte %#x at %d: plainLen = %d, want %d", b, pos, got, want)
-			}
+			check(p)
 		}
 	}
 }

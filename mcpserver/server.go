@@ -12,7 +12,6 @@ import (
 
 	"github.com/unified-exec/unified-exec/approval"
 	"github.com/unified-exec/unified-exec/orchestrator"
-	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
 // Server serves the unified-exec tools over MCP.
@@ -119,7 +118,7 @@ type structured struct {
 	Output             string  `json:"output"`
 }
 
-func respResult(r *unifiedexec.Response) *mcp.CallToolResult {
+func respResult(r *orchestrator.Response) *mcp.CallToolResult {
 	st := structured{
 		ChunkID:            r.ChunkID,
 		WallTimeSeconds:    r.WallTime.Seconds(),
@@ -208,7 +207,7 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	}
 	stop := s.progress(ctx, req)
 	r, err := s.o.Exec(ctx, orchestrator.Request{
-		ExecRequest: unifiedexec.ExecRequest{
+		ExecRequest: orchestrator.ExecRequest{
 			Cmd: a.Cmd, Workdir: a.Workdir, Shell: a.Shell, Login: a.Login, TTY: a.TTY,
 			Rows: rows, Cols: cols, Yield: ms(a.YieldTimeMS), MaxOutputTokens: tokens(a.MaxOutputTokens),
 			Observe: stop.observe,
@@ -243,7 +242,7 @@ func (s *Server) writeStdin(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		return toolError(fmt.Errorf("write_stdin: argument \"session_id\" is required")), nil
 	}
 	stop := s.progress(ctx, req)
-	r, err := s.o.Manager().Write(ctx, unifiedexec.WriteRequest{
+	r, err := s.o.Write(ctx, orchestrator.WriteRequest{
 		SessionID: *a.SessionID, Chars: a.Chars, Keys: a.Keys, Paste: a.Paste,
 		Yield: ms(a.YieldTimeMS), MaxOutputTokens: tokens(a.MaxOutputTokens),
 		Observe: stop.observe,
@@ -260,11 +259,11 @@ func (s *Server) listSessions(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if err := decodeArgs("list_sessions", req.Params.Arguments, &a); err != nil {
 		return toolError(err), nil
 	}
-	return textResult(FormatSessions(s.o.Manager().List(), time.Now())), nil
+	return textResult(FormatSessions(s.o.List(), time.Now())), nil
 }
 
 // FormatSessions renders list_sessions' table.
-func FormatSessions(list []unifiedexec.SessionInfo, now time.Time) string {
+func FormatSessions(list []orchestrator.SessionInfo, now time.Time) string {
 	if len(list) == 0 {
 		return "No sessions."
 	}
@@ -296,7 +295,7 @@ func (s *Server) killSession(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if a.Offset != nil || a.Limit != nil {
 		return toolError(fmt.Errorf("kill_session: unknown argument (known: session_id)")), nil
 	}
-	r, err := s.o.Manager().Kill(ctx, *a.SessionID)
+	r, err := s.o.Kill(ctx, *a.SessionID)
 	if err != nil {
 		return toolError(fmt.Errorf("kill_session: %w", err)), nil
 	}
@@ -324,7 +323,7 @@ func (s *Server) readLog(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		}
 		limit = *a.Limit
 	}
-	lines, first, total, err := s.o.Manager().Log(*a.SessionID, offset, limit)
+	lines, first, total, err := s.o.Log(*a.SessionID, offset, limit)
 	if err != nil {
 		return toolError(fmt.Errorf("read_log: %w", err)), nil
 	}

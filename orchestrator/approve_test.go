@@ -32,7 +32,9 @@ var paths = []struct {
 	}},
 	{"run", func(t *testing.T, f *fixture, cmd string) (string, error) {
 		var out bytes.Buffer
-		_, err := f.o.Run(context.Background(), RunRequest{Argv: []string{"/bin/bash", "-c", cmd}, Output: &out})
+		w, done := runOutput(t, &out)
+		_, err := f.o.Run(context.Background(), RunRequest{Argv: []string{"/bin/bash", "-c", cmd}, Stdout: w, Stderr: w})
+		done()
 		return out.String(), err
 	}},
 }
@@ -56,7 +58,7 @@ func saysUnsandboxed(q approval.Question) bool {
 // sandbox that prints "Permission denied" itself is not run again without
 // the sandbox unless a second question, saying so, is approved.
 func TestApprovedRunNotRetriedUnasked(t *testing.T) {
-	cmd := probe + "; echo 'x: Permission denied'; exit 1"
+	cmd := probe + "; echo 'x: Permission denied' >&2; exit 1"
 	modes := []struct{ name, mode, extra string }{
 		{"untrusted", "untrusted", ""},
 		{"on-failure prompt rule", "on-failure", "[[rule]]\npattern = [\"grep\"]\ndecision = \"prompt\"\n"},
@@ -281,7 +283,7 @@ func checkEscaped(t *testing.T, txt string) {
 // TestApprovedRetryRuns: approving the question to run without the
 // sandbox runs the command again without it, on both paths.
 func TestApprovedRetryRuns(t *testing.T) {
-	cmd := probe + "; echo 'x: Permission denied'; exit 1"
+	cmd := probe + "; echo 'x: Permission denied' >&2; exit 1"
 	for _, p := range paths {
 		t.Run(p.name, func(t *testing.T) {
 			f := newFixture(t, "untrusted", "", approval.ApproveOnce, approval.ApproveOnce)
@@ -358,7 +360,9 @@ func TestWrapShellLine(t *testing.T) {
 		t.Fatal("the workspace's bash ran")
 	}
 	var out bytes.Buffer
-	code, err := f.o.Run(context.Background(), RunRequest{Argv: []string{"bash", "-c", "echo ok"}, Output: &out})
+	w, done := runOutput(t, &out)
+	code, err := f.o.Run(context.Background(), RunRequest{Argv: []string{"bash", "-c", "echo ok"}, Stdout: w, Stderr: w})
+	done()
 	if err != nil || code != 0 || strings.TrimSpace(out.String()) != "ok" {
 		t.Fatalf("bash -c: %d %v %q", code, err, out.String())
 	}

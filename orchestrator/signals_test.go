@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"bytes"
 	"context"
+	"github.com/unified-exec/unified-exec/unifiedexec"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,7 +83,8 @@ func TestRunSignalAtPrompt(t *testing.T) {
 	}
 	defer o.Close()
 	sigs := make(chan os.Signal, 1)
-	done := startRun(o, RunRequest{Argv: []string{"touch", "made"}, Output: &syncBuffer{}, Signals: sigs})
+	w, _ := runOutput(t, &syncBuffer{})
+	done := startRun(o, RunRequest{Argv: []string{"touch", "made"}, Stdout: w, Stderr: w, Signals: sigs})
 	select {
 	case <-p.asked:
 	case <-time.After(20 * time.Second):
@@ -109,14 +111,15 @@ func TestRunForwardsSignals(t *testing.T) {
 		code   int
 	}{
 		{`trap "echo got-int; exit 3" INT; echo ready; sleep 30 & wait`, nil, 3},
-		{`trap "" INT; echo ready; sleep 30`, []time.Duration{2 * echoWindow}, 143},
+		{`trap "" INT; echo ready; sleep 30`, []time.Duration{2 * unifiedexec.SignalEchoWindow}, 143},
 		// The echo is dropped: the command, ignoring the first, is still
 		// running when the third arrives and ends it.
-		{`trap "" INT; echo ready; sleep 30`, []time.Duration{time.Millisecond, 2 * echoWindow}, 143},
+		{`trap "" INT; echo ready; sleep 30`, []time.Duration{time.Millisecond, 2 * unifiedexec.SignalEchoWindow}, 143},
 	} {
 		sigs := make(chan os.Signal, 1)
 		out := &syncBuffer{}
-		done := startRun(f.o, RunRequest{Argv: []string{"bash", "-c", c.script}, Output: out, Signals: sigs})
+		w, _ := runOutput(t, out)
+		done := startRun(f.o, RunRequest{Argv: []string{"bash", "-c", c.script}, Stdout: w, Stderr: w, Signals: sigs})
 		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), "ready"); {
 			if time.Now().After(deadline) {
 				t.Fatalf("%s: never ready: %q", c.script, out.String())

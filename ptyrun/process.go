@@ -204,6 +204,8 @@ func (p *Process) start() error {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 		cmd.SysProcAttr.Setctty = true
 		cmd.SysProcAttr.Ctty = 0
+	} else if spec.Stdio != nil {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdio.Stdin, spec.Stdio.Stdout, spec.Stdio.Stderr
 	} else {
 		r, w, err := os.Pipe()
 		if err != nil {
@@ -222,14 +224,18 @@ func (p *Process) start() error {
 		prepare = func() error { return h.Thread(h.Payload, tty) }
 	}
 	if err := p.fork(cmd, prepare); err != nil {
-		slave.Close()
-		p.output.Close()
+		if slave != nil {
+			slave.Close()
+			p.output.Close()
+		}
 		p.closeStatus(payloadW, statusW)
 		return fmt.Errorf("ptyrun: start %s: %w", argv[0], err)
 	}
 	// Only the child keeps the terminal slave / pipe write end: EIO or EOF
 	// then means every holder is gone.
-	slave.Close()
+	if slave != nil {
+		slave.Close()
+	}
 	p.cmd = cmd
 	if statusW != nil {
 		statusW.Close()
@@ -264,6 +270,9 @@ func (p *Process) closeStatus(files ...*os.File) {
 // draining and closes the reader.
 func (p *Process) pump() {
 	defer close(p.pumpEnd)
+	if p.output == nil {
+		return // the command writes to the caller's own streams
+	}
 	// An idle session holds its read buffer while it waits: start small,
 	// grow once the command proves chatty.
 	buf := make([]byte, 4*1024)
@@ -315,13 +324,15 @@ func (p *Process) wait() {
 		p.output.SetReadDeadline(time.Now())
 		<-p.pumpEnd
 	}
-	p.output.Close()
+	if p.output != nil {
+		p.output.Close()
+	}
 	if p.limit != nil {
 		p.refused.Store(int64(p.limit.hitMax()))
 		p.limitGone.Store(true)
 		// Everything still in the session's cgroup ends with it.
 		if err := p.limit.close(); err != nil {
-			fmt.Fprintf(p.spec.Output, "\r\nunified-exec: %v\r\n", err)
+			fmt.Fprintf(p.spec.Output, "\r\nunified-exec: %v\r\n", err) // Output is io.Discard with Stdio
 		}
 	}
 	close(p.done)
@@ -541,6 +552,15 @@ type Spec struct {
 	// Helper, when set, starts the command through a re-executed helper
 	// that applies restrictions first (see [Helper]).
 	Helper *Helper
+	// Stdio, when set (pipes only, not TTY), are the command's stdin,
+	// stdout and stderr themselves, passed as they are (the wrapper's
+	// own): nothing is copied and Output is not used.
+	Stdio *Stdio
+}
+
+// Stdio are the standard streams a command is given as they are.
+type Stdio struct {
+	Stdin, Stdout, Stderr *os.File
 }
 
 // ExitStatus is how a process ended.

@@ -76,14 +76,10 @@ type Config struct {
 // concurrent use: calls on different sessions run in parallel, calls on one
 // session are serialized.
 type Manager struct {
-	cfg      Config
-	isolated bool
-	// shared: the program runs in a PID namespace of its own
-	// (ptyrun.EnterNamespace) and sessions get cgroups, so nothing a
-	// session starts can outlive the program or escape a kill without a
-	// namespace per session — and spawning skips the helper.
-	shared bool
-	bg     sync.WaitGroup // kills of pruned sessions, exit watchers; started under mu while !closed
+	cfg Config
+	// strategy is how every session starts here, decided once in New.
+	strategy Strategy
+	bg       sync.WaitGroup // kills of pruned sessions, exit watchers; started under mu while !closed
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -112,53 +108,101 @@ func New(cfg Config) *Manager {
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = defaultGrace
 	}
-	m := &Manager{cfg: cfg, sessions: map[int]*session{}, nextID: firstID}
-	if !cfg.NoIsolation {
-		m.isolated, _ = ptyrun.IsolationAvailable()
-		cg, _ := ptyrun.ProcessLimitAvailable()
-		m.shared = m.isolated && cg && ptyrun.InOwnNamespace() && !cfg.HelperPerSession
-	}
+	m := &Manager{cfg: cfg, sessions: map[int]*session{}, nextID: firstID, strategy: chooseStrategy(cfg)}
 	return m
 }
 
-// HelperFor is how a session asked to start with h (nil: no sandbox) is
-// started here: without a helper inside a program namespace (the
-// sandbox, if any, then goes on the forking thread), with a namespace of
-// its own where isolation is available, without one where it is not.
-// The wrapper uses it too, so that one command starts as a session would.
-func (m *Manager) HelperFor(h *ptyrun.Helper) *ptyrun.Helper {
-	helper := h
-	if m.shared && helper != nil {
-		// The program's own namespace and the session's cgroup already
-		// do what a namespace per session would: no helper needed, and a
-		// sandbox goes on the forking thread when it can.
-		switch {
-		case helper.Payload == nil:
-			helper = nil
-		case helper.Thread != nil:
-			h := *helper
-			h.Isolate = false
-			helper = &h
+// Strategy is how sessions start on this host, decided once from one
+// probe ([ptyrun.IsolationAvailable], [ptyrun.ProcessLimitAvailable] and
+// whether the program is in a namespace of its own).
+type Strategy int
+
+const (
+	// StrategyPlain: no namespaces (user namespaces refused, or
+	// NoIsolation): a sandboxed command starts through the re-executed
+	// helper, which applies Landlock and seccomp alone; an unsandboxed
+	// one is forked directly.
+	StrategyPlain Strategy = iota
+	// StrategyHelper: every command starts through the re-executed
+	// helper, PID 1 of a PID and mount namespace of its own.
+	StrategyHelper
+	// StrategyThread: the program runs in a PID namespace of its own
+	// (ptyrun.EnterNamespace) and each session gets a cgroup, so nothing
+	// a session starts can outlive the program or escape a kill: commands
+	// are forked directly, a sandboxed one from a thread the sandbox is
+	// applied to.
+	StrategyThread
+)
+
+func (s Strategy) String() string {
+	switch s {
+	case StrategyThread:
+		return "thread"
+	case StrategyHelper:
+		return "helper"
+	}
+	return "plain"
+}
+
+func chooseStrategy(cfg Config) Strategy {
+	if cfg.NoIsolation {
+		return StrategyPlain
+	}
+	if ok, _ := ptyrun.IsolationAvailable(); !ok {
+		return StrategyPlain
+	}
+	if cg, _ := ptyrun.ProcessLimitAvailable(); cg && ptyrun.InOwnNamespace() && !cfg.HelperPerSession {
+		return StrategyThread
+	}
+	return StrategyHelper
+}
+
+// Strategy is how sessions start here.
+func (m *Manager) Strategy() Strategy { return m.strategy }
+
+// Sandbox is what a command runs under: its plan, opaque here, and how to
+// apply it to the thread that forks the command.
+type Sandbox struct {
+	// Payload is the encoded plan, applied in the helper (see
+	// [ptyrun.Helper]).
+	Payload []byte
+	// Thread applies Payload to the calling thread (the session's
+	// terminal, "" for pipes); nil where the thread sandbox cannot
+	// enforce the plan. Used only by [StrategyThread].
+	Thread func(payload []byte, tty string) error
+}
+
+// helperFor is how a command under sb (nil: unsandboxed) starts under
+// the manager's strategy.
+func (m *Manager) helperFor(sb *Sandbox) *ptyrun.Helper {
+	switch m.strategy {
+	case StrategyThread:
+		if sb == nil {
+			return nil
 		}
+		if sb.Thread != nil {
+			return &ptyrun.Helper{Payload: sb.Payload, Thread: sb.Thread}
+		}
+		return &ptyrun.Helper{Payload: sb.Payload, Isolate: true}
+	case StrategyHelper:
+		h := &ptyrun.Helper{Isolate: true}
+		if sb != nil {
+			h.Payload = sb.Payload
+		}
+		return h
 	}
-	if helper == nil && m.isolated && !m.shared {
-		helper = &ptyrun.Helper{Isolate: true}
-	} else if helper != nil && !m.isolated && (helper.Isolate || helper.Thread != nil) {
-		// No namespaces here: neither a namespace per session nor the
-		// thread sandbox (it makes a mount namespace); the re-executed
-		// helper applies the payload with Landlock and seccomp alone.
-		h := *helper
-		h.Isolate, h.Thread = false, nil
-		helper = &h
+	if sb == nil {
+		return nil
 	}
-	return helper
+	return &ptyrun.Helper{Payload: sb.Payload}
 }
 
 // MaxProcesses is the process limit each session gets (0: none).
 func (m *Manager) MaxProcesses() int { return m.cfg.MaxProcesses }
 
-// Isolated reports whether sessions run in their own PID namespace.
-func (m *Manager) Isolated() bool { return m.isolated }
+// Isolated reports whether sessions run in their own PID namespace (or,
+// with StrategyThread, in the program's, which dies with it).
+func (m *Manager) Isolated() bool { return m.strategy != StrategyPlain }
 
 // ExecRequest is one exec_command call.
 type ExecRequest struct {
@@ -171,9 +215,9 @@ type ExecRequest struct {
 	Yield           time.Duration // 0 = default; clamped
 	MaxOutputTokens int           // 0 = default
 
-	// Helper, set by the orchestrator, carries the sandbox plan; nil runs
-	// the command unrestricted (still isolated when possible).
-	Helper *ptyrun.Helper
+	// Sandbox, set by the orchestrator, is the plan the command runs
+	// under; nil runs it unrestricted (still isolated when possible).
+	Sandbox *Sandbox
 	// Label says how the command runs, e.g. "sandbox: workspace-write";
 	// shown by list_sessions.
 	Label string
@@ -243,7 +287,7 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 		s.clean.reply = s.reply
 		s.clean.width = int(req.Cols) // the cursor stops at its last column
 	}
-	helper := m.HelperFor(req.Helper)
+	helper := m.helperFor(req.Sandbox)
 	spec := ptyrun.Spec{
 		Argv:     []string{shell, flag, req.Cmd},
 		Dir:      dir,

@@ -28,7 +28,7 @@ func cmdWrap(f mainFlags, argv []string) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	code, err := o.Run(context.Background(), orchestrator.RunRequest{Argv: argv, Output: os.Stdout, Sandbox: f.sandbox, Network: f.network, Signals: sigs})
+	code, err := o.Run(context.Background(), orchestrator.RunRequest{Argv: argv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Sandbox: f.sandbox, Network: f.network, Signals: sigs})
 	var refused *orchestrator.RefusedError
 	switch {
 	case errors.As(err, &refused):

@@ -1,0 +1,160 @@
+package orchestrator
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/unified-exec/unified-exec/approval"
+	"github.com/unified-exec/unified-exec/unifiedexec"
+)
+
+// Request is one exec_command call with its approval context.
+type Request struct {
+	unifiedexec.ExecRequest
+	// Escalate asks to run without the sandbox (sandbox_permissions =
+	// require_escalated); Justification is shown to the user.
+	Escalate      bool
+	Justification string
+	// Prompter asks for this call (MCP elicitation); nil = the
+	// orchestrator's.
+	Prompter approval.Prompter
+	// State carries a call across re-invocations (MCP multi-round-trip):
+	// what was decided and run before the last question. Nil for a new
+	// call.
+	State *State
+}
+
+// State is a request's progress, kept by a host between a question and
+// its answer so nothing runs twice.
+type State struct {
+	// Approved: a person approved the command (or a cached approval) to
+	// run as decided. It never covers running it without the sandbox after
+	// a denial: that is a question of its own.
+	Approved bool
+	// First is the sandboxed run that was denied, and Denial the line
+	// that says so, while the retry question is open.
+	First  *attempt
+	Denial string
+}
+
+// Exec runs one exec_command request through the pipeline: shell check →
+// approval → sandbox → spawn → denial check → retry. The shell must be
+// one resolveShell accepts. A retry without the sandbox (on-failure,
+// untrusted) is always a question of its own that says so, whatever was
+// approved before. A refusal is a *RefusedError; a question a host must
+// forward is returned as the prompter's error (e.g. *NeedInput) with
+// req.State updated, so calling again with the answer resumes where it
+// stopped.
+func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Response, error) {
+	started := time.Now()
+	if strings.TrimSpace(req.Cmd) == "" {
+		return nil, unifiedexec.ErrEmptyCommand
+	}
+	if req.State == nil {
+		req.State = &State{}
+	}
+	shell, err := o.resolveShell(req.Shell, o.pol.Sandbox)
+	if err != nil {
+		o.audit.write(event{Event: "refused", Command: req.Cmd, Reason: err.Error()})
+		return nil, err
+	}
+	req.Shell = shell
+	flag := "-lc"
+	if req.Login != nil && !*req.Login {
+		flag = "-c"
+	}
+	cwd := o.ws
+	if req.Workdir != "" {
+		cwd = req.Workdir
+		if !filepath.IsAbs(cwd) {
+			cwd = filepath.Join(o.ws, cwd)
+		}
+	}
+	p := &pipe{
+		areq: approval.Request{
+			Argv: []string{shell, flag, req.Cmd}, Cwd: cwd, TTY: req.TTY,
+			Escalated: req.Escalate, Justification: req.Justification,
+		},
+		pol:      o.pol,
+		prompter: req.Prompter,
+		ev:       event{Command: req.Cmd, Cwd: cwd, TTY: req.TTY},
+		state:    req.State,
+		started:  started,
+	}
+	if p.prompter == nil {
+		p.prompter = o.prompt
+	}
+	if p.prompter == nil {
+		p.prompter = approval.DenyPrompter{}
+	}
+	p.run = func(ctx context.Context, mode string) (*attempt, error) {
+		return o.spawn(ctx, req.ExecRequest, mode, p.ev)
+	}
+	out, err := o.pipeline(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	resp := out.Final.resp
+	why := approval.Escape(out.Why)
+	switch out.Note {
+	case noteNotRetried:
+		if out.Mode == "never" {
+			resp.Notes = append(resp.Notes, "The sandbox likely blocked this ("+why+"). Approval mode is never, so it was not retried without the sandbox.")
+		} else {
+			resp.Notes = append(resp.Notes, "The sandbox likely blocked this ("+why+"). If the command needs more access, run it again with sandbox_permissions = \"require_escalated\" and a justification.")
+		}
+	case noteDeclined:
+		resp.Notes = append(resp.Notes, "The sandbox likely blocked this ("+why+"); running it without the sandbox was declined.")
+		if out.Abort {
+			return nil, &RefusedError{Reason: "aborted by the user after a sandbox denial; stop and ask the user how to proceed", Abort: true}
+		}
+	case noteRetried:
+		resp.Notes = append(resp.Notes, "The sandbox blocked the first run ("+why+"); this is the output of a second run without the sandbox.")
+	}
+	return resp, nil
+}
+
+// spawn starts the command as a session under mode's sandbox; the
+// attempt has exited when the session ended within its first window.
+func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, mode string, ev event) (*attempt, error) {
+	sb, sandboxed, notes, err := o.sandboxFor(o.pol.Sandbox, mode)
+	if err != nil {
+		ev.Event, ev.Sandbox, ev.Reason = "refused", mode, err.Error()
+		o.audit.write(ev)
+		return nil, err
+	}
+	req.Sandbox = sb
+	req.Label = "sandbox: " + mode
+	if !sandboxed && mode != "danger-full-access" {
+		req.Label = "sandbox: none (" + mode + " unavailable)"
+	}
+	req.Notes = append(req.Notes, notes...)
+	if n := o.limitNote(); n != "" {
+		req.Notes = append(req.Notes, n)
+	}
+	ev.Event, ev.Sandbox = "spawn", mode
+	if err := o.audit.write(ev); err != nil {
+		return nil, err
+	}
+	resp, err := o.m.Exec(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	a := &attempt{Mode: mode, Sandboxed: sandboxed, Exited: resp.ExitCode != nil, Output: resp.Output, resp: resp, notes: notes}
+	if a.Exited {
+		a.Code, a.Quick = *resp.ExitCode, true
+	}
+	return a, nil
+}
+
+// limitNote says, once per orchestrator, that max_processes is not
+// enforced on this host (the start-up line and `sandbox status` say it
+// too; repeating it on every response would only be noise).
+func (o *Orchestrator) limitNote() string {
+	if o.pol.Limits.MaxProcesses > 0 && !o.status.ProcessLimit && !o.limitNoted.Swap(true) {
+		return "No process limit on this host (" + o.status.ProcessLimitErr + "): [limits] max_processes is not enforced."
+	}
+	return ""
+}

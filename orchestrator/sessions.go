@@ -1,0 +1,89 @@
+package orchestrator
+
+import (
+	"context"
+	"time"
+
+	"github.com/unified-exec/unified-exec/unifiedexec"
+)
+
+// Sessions that outlive the call that started them go through the
+// orchestrator too — write_stdin, kill_session, list_sessions, read_log —
+// so that the audit log has an exit line for every command: when a call
+// sees it end, when it is killed, or when it ends while nobody watches.
+
+// running is a session's audit line while it runs, and when it started.
+type running struct {
+	ev      event
+	started time.Time
+}
+
+// track remembers a session that went on running after its first call.
+func (o *Orchestrator) track(id int, ev event) {
+	o.sessMu.Lock()
+	defer o.sessMu.Unlock()
+	if o.sessions == nil {
+		o.sessions = map[int]running{}
+	}
+	o.sessions[id] = running{ev: ev, started: time.Now()}
+}
+
+// ended writes the exit line of session id, once, if it was tracked.
+func (o *Orchestrator) ended(id, code int, how string) {
+	o.sessMu.Lock()
+	r, ok := o.sessions[id]
+	delete(o.sessions, id)
+	o.sessMu.Unlock()
+	if !ok {
+		return
+	}
+	ev := r.ev
+	ev.Event, ev.Session, ev.ExitCode, ev.Reason = "exit", id, &code, how
+	ev.Decision, ev.By, ev.Rule, ev.Answer, ev.Denial, ev.Retry = "", "", 0, "", "", false
+	ev.DurationMS = time.Since(r.started).Milliseconds()
+	o.audit.write(ev)
+}
+
+// backgroundExit is the manager's OnBackgroundExit: it writes the exit
+// line, then tells the host.
+func (o *Orchestrator) backgroundExit(id, code int, last []string) {
+	o.ended(id, code, "exited while no call watched")
+	if o.onExit != nil {
+		o.onExit(id, code, last)
+	}
+}
+
+// Write is write_stdin: input to a session, and its output since.
+func (o *Orchestrator) Write(ctx context.Context, req unifiedexec.WriteRequest) (*unifiedexec.Response, error) {
+	r, err := o.m.Write(ctx, req)
+	if err == nil && r.ExitCode != nil {
+		o.ended(req.SessionID, *r.ExitCode, "")
+	}
+	return r, err
+}
+
+// Kill is kill_session: it ends a session's whole tree.
+func (o *Orchestrator) Kill(ctx context.Context, id int) (*unifiedexec.Response, error) {
+	r, err := o.m.Kill(ctx, id)
+	if err == nil && r.ExitCode != nil {
+		o.ended(id, *r.ExitCode, "killed")
+	}
+	return r, err
+}
+
+// List is list_sessions.
+func (o *Orchestrator) List() []unifiedexec.SessionInfo { return o.m.List() }
+
+// Log is read_log: lines of a session's transcript.
+func (o *Orchestrator) Log(id, offset, limit int) (lines []string, first, total int, err error) {
+	return o.m.Log(id, offset, limit)
+}
+
+// The engine's request and response types, as the orchestrator takes and
+// gives them: a host uses these and never the engine itself.
+type (
+	ExecRequest  = unifiedexec.ExecRequest
+	WriteRequest = unifiedexec.WriteRequest
+	Response     = unifiedexec.Response
+	SessionInfo  = unifiedexec.SessionInfo
+)

@@ -1,0 +1,333 @@
+package unifiedexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/unified-exec/unified-exec/ptyrun"
+	"golang.org/x/sys/unix"
+)
+
+// StreamRequest is one command run to its end on the caller's own
+// streams: the wrapper (`unified-exec -- CMD`).
+type StreamRequest struct {
+	Argv []string
+	// Dir is the working directory; empty means the workspace.
+	Dir string
+	// Stdin, Stdout and Stderr are the caller's streams. When Stdin and
+	// Stdout are terminals the command runs in a terminal of its own,
+	// mirrored to the caller's (raw mode, window size, keys); otherwise
+	// the three are passed as they are, except Stderr, copied through a
+	// pipe so that its tail can be read (byte-exact, kept apart from
+	// Stdout). A nil Stdin is a closed one: the command's stdin is
+	// /dev/null.
+	Stdin, Stdout, Stderr *os.File
+	// Sandbox is the plan the command runs under; nil runs it
+	// unsandboxed (still in a namespace where the host has them).
+	Sandbox *Sandbox
+	// Signals carries the signals the caller receives (SIGINT, SIGTERM,
+	// SIGHUP). The first is passed to the command's whole tree, as a
+	// terminal's Ctrl-C would be; a second ends the tree (SIGTERM, then
+	// SIGKILL after the grace); the same signal again within SignalEchoWindow
+	// is the first, relayed.
+	Signals <-chan os.Signal
+	// Spawned, if set, is called once the command has started.
+	Spawned func()
+}
+
+// StreamResult is how a streamed command ended.
+type StreamResult struct {
+	// Code is its exit code, 128+N for a death by signal N.
+	Code int
+	// Tail is the last bytes it wrote to stderr (pipes) or to its
+	// terminal, for denial detection.
+	Tail string
+	// Interrupted: a signal was passed to it.
+	Interrupted bool
+	// Ran is how long it ran, from its start to its exit.
+	Ran time.Duration
+	// TTY: it ran in a terminal mirrored to the caller's.
+	TTY bool
+}
+
+// tailMax is how much of a streamed command's output is kept for denial
+// detection.
+const tailMax = 64 << 10
+
+// SignalEchoWindow: the same signal again within it is the same event. A
+// terminal's Ctrl-C reaches every process of the foreground group, so the
+// wrapper gets it directly and again through the relays of its namespace.
+const SignalEchoWindow = 500 * time.Millisecond
+
+// Stream runs req to its end on the caller's streams and returns how it
+// ended. It never keeps a session: nothing of it is left when it returns.
+func (m *Manager) Stream(ctx context.Context, req StreamRequest) (StreamResult, error) {
+	if len(req.Argv) == 0 {
+		return StreamResult{}, ErrEmptyCommand
+	}
+	dir := req.Dir
+	if dir == "" {
+		dir = m.cfg.Workspace
+	}
+	tail := &tailBuffer{max: tailMax}
+	spec := ptyrun.Spec{
+		Argv:     req.Argv,
+		Dir:      dir,
+		Env:      m.cfg.Env,
+		Helper:   m.helperFor(req.Sandbox),
+		MaxProcs: m.cfg.MaxProcesses,
+	}
+	if spec.Env == nil {
+		spec.Env = os.Environ()
+	}
+	res := StreamResult{TTY: req.Stdin != nil && req.Stdout != nil && isTerminal(req.Stdin) && isTerminal(req.Stdout)}
+	var term *terminalMirror
+	var errCopy *copier
+	if res.TTY {
+		t, err := newTerminalMirror(req.Stdin, req.Stdout)
+		if err != nil {
+			return StreamResult{}, err
+		}
+		term = t
+		defer term.restore()
+		spec.TTY = true
+		spec.Rows, spec.Cols = term.size()
+		spec.Output = io.MultiWriter(req.Stdout, tail)
+	} else {
+		stdin := req.Stdin
+		if stdin == nil {
+			null, err := os.Open(os.DevNull)
+			if err != nil {
+				return StreamResult{}, err
+			}
+			defer null.Close()
+			stdin = null
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			return StreamResult{}, fmt.Errorf("stderr pipe: %w", err)
+		}
+		spec.Stdio = &ptyrun.Stdio{Stdin: stdin, Stdout: req.Stdout, Stderr: w}
+		errCopy = startCopier(r, io.MultiWriter(req.Stderr, tail))
+		defer func() {
+			w.Close() // idempotent: closed below once started
+			errCopy.wait()
+		}()
+		defer func() { _ = w }()
+		p, err := ptyrun.Start(spec)
+		w.Close()
+		if err != nil {
+			return StreamResult{}, err
+		}
+		return m.finish(ctx, p, req, res, tail, nil, errCopy)
+	}
+	p, err := ptyrun.Start(spec)
+	if err != nil {
+		return StreamResult{}, err
+	}
+	return m.finish(ctx, p, req, res, tail, term, nil)
+}
+
+// finish waits for p, relaying signals (and in a terminal, keys and
+// window sizes), and returns the result once its output is all written.
+func (m *Manager) finish(ctx context.Context, p *ptyrun.Process, req StreamRequest, res StreamResult, tail *tailBuffer, term *terminalMirror, errCopy *copier) (StreamResult, error) {
+	started := time.Now()
+	if req.Spawned != nil {
+		req.Spawned()
+	}
+	var winch chan os.Signal
+	if term != nil {
+		winch = make(chan os.Signal, 1)
+		signal.Notify(winch, syscall.SIGWINCH)
+		defer signal.Stop(winch)
+		term.startInput(p)
+		defer term.stopInput()
+	}
+	var last os.Signal
+	var lastAt time.Time
+	for done := false; !done; {
+		select {
+		case <-p.Done():
+			done = true
+		case <-ctx.Done():
+			p.Kill(m.cfg.KillGrace)
+		case <-winch:
+			rows, cols := term.size()
+			p.Resize(rows, cols)
+		case sig := <-req.Signals:
+			if sig == last && time.Since(lastAt) < SignalEchoWindow {
+				continue // the same Ctrl-C, relayed
+			}
+			last, lastAt = sig, time.Now()
+			if res.Interrupted {
+				fmt.Fprintf(os.Stderr, "unified-exec: %v again: ending the command\r\n", sig)
+				p.Kill(m.cfg.KillGrace)
+				continue
+			}
+			res.Interrupted = true
+			if s, ok := sig.(syscall.Signal); ok {
+				p.Signal(s) // ErrExited: it is ending anyway
+			}
+		}
+	}
+	res.Ran = time.Since(started)
+	if errCopy != nil {
+		errCopy.wait() // every byte of stderr is written before we return
+	}
+	res.Code = p.ExitStatus().Code
+	res.Tail = tail.String()
+	return res, nil
+}
+
+// copier copies r to w until EOF, on a goroutine it owns; r is closed at
+// the end.
+type copier struct{ done chan struct{} }
+
+func startCopier(r *os.File, w io.Writer) *copier {
+	c := &copier{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		defer r.Close()
+		io.Copy(w, r)
+	}()
+	return c
+}
+
+func (c *copier) wait() { <-c.done }
+
+// tailBuffer keeps the last max bytes written.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// terminalMirror puts the caller's terminal in raw mode for as long as
+// the command runs in its own, and copies keys to it.
+type terminalMirror struct {
+	in, out *os.File
+	saved   *unix.Termios
+	once    sync.Once
+
+	// The input copier: a goroutine that polls in and a pipe that wakes
+	// it to end.
+	wakeR, wakeW *os.File
+	inputDone    chan struct{}
+}
+
+func newTerminalMirror(in, out *os.File) (*terminalMirror, error) {
+	fd := int(in.Fd())
+	saved, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return nil, fmt.Errorf("reading the terminal's mode: %w", err)
+	}
+	raw := *saved
+	// cfmakeraw
+	raw.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+	raw.Oflag &^= unix.OPOST
+	raw.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	raw.Cflag &^= unix.CSIZE | unix.PARENB
+	raw.Cflag |= unix.CS8
+	raw.Cc[unix.VMIN] = 1
+	raw.Cc[unix.VTIME] = 0
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
+		return nil, fmt.Errorf("setting the terminal to raw mode: %w", err)
+	}
+	return &terminalMirror{in: in, out: out, saved: saved}, nil
+}
+
+// restore puts the caller's terminal back as it was.
+func (t *terminalMirror) restore() {
+	t.once.Do(func() {
+		unix.IoctlSetTermios(int(t.in.Fd()), unix.TCSETS, t.saved)
+	})
+}
+
+// size is the caller's window size (24×80 when unknown).
+func (t *terminalMirror) size() (rows, cols uint16) {
+	for _, f := range []*os.File{t.out, t.in} {
+		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Row > 0 && ws.Col > 0 {
+			return ws.Row, ws.Col
+		}
+	}
+	return 24, 80
+}
+
+// startInput copies keys from the caller's terminal to p until
+// stopInput. The caller's file stays blocking (its mode is shared with
+// the shell it came from): the copier polls it with a wake-up pipe.
+func (t *terminalMirror) startInput(p *ptyrun.Process) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return
+	}
+	t.wakeR, t.wakeW, t.inputDone = r, w, make(chan struct{})
+	go func() {
+		defer close(t.inputDone)
+		buf := make([]byte, 4096)
+		fds := []unix.PollFd{{Fd: int32(t.in.Fd()), Events: unix.POLLIN}, {Fd: int32(r.Fd()), Events: unix.POLLIN}}
+		for {
+			fds[0].Revents, fds[1].Revents = 0, 0
+			if _, err := unix.Poll(fds, -1); err != nil {
+				if errors.Is(err, unix.EINTR) {
+					continue
+				}
+				return
+			}
+			if fds[1].Revents != 0 {
+				return
+			}
+			if fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) == 0 {
+				continue
+			}
+			n, err := unix.Read(int(t.in.Fd()), buf)
+			if n > 0 {
+				if _, err := p.Write(buf[:n]); err != nil {
+					return
+				}
+			}
+			if n == 0 || (err != nil && !errors.Is(err, unix.EINTR) && !errors.Is(err, unix.EAGAIN)) {
+				return
+			}
+		}
+	}()
+}
+
+// stopInput ends the key copier and waits for it.
+func (t *terminalMirror) stopInput() {
+	if t.wakeW == nil {
+		return
+	}
+	t.wakeW.Write([]byte{0})
+	<-t.inputDone
+	t.wakeW.Close()
+	t.wakeR.Close()
+}

@@ -80,6 +80,13 @@ func TestEscape(t *testing.T) {
 			t.Run("HostSockets", escapeHostSockets)
 			t.Run("Keyrings", escapeKeyrings)
 			t.Run("HostSharedMemory", escapeHostSharedMemory)
+			t.Run("InheritedFDs", escapeInheritedFDs)
+			t.Run("ReadOnlyFiles", escapeReadOnlyFiles)
+			t.Run("Workdir", escapeWorkdir)
+			t.Run("Metadata", escapeMetadata)
+			t.Run("SetID", escapeSetID)
+			t.Run("CredentialStores", escapeCredentialStores)
+			t.Run("SharedMemorySize", escapeSharedMemorySize)
 		})
 	}
 }
@@ -94,7 +101,28 @@ type sandboxEnv struct {
 
 func newSandboxEnv(t *testing.T, policyText string) *sandboxEnv {
 	t.Helper()
+	return newSandboxEnvWith(t, sandboxOpts{policy: policyText})
+}
+
+// sandboxOpts are the less common settings of a sandboxEnv.
+type sandboxOpts struct {
+	// policy is the policy file's text ("" = the embedded default);
+	// %WS% stands for the workspace.
+	policy string
+	// policyAt places the policy file inside the workspace (a path
+	// relative to it); "" puts it beside the workspace, outside.
+	policyAt string
+	// env is added to the server's environment.
+	env []string
+	// extraFiles are inherited by the server from fd 3 on, as a careless
+	// caller's open descriptors would be.
+	extraFiles []*os.File
+}
+
+func newSandboxEnvWith(t *testing.T, o sandboxOpts) *sandboxEnv {
+	t.Helper()
 	requireSandbox(t)
+	policyText := o.policy
 	// Not under /tmp: /tmp is a writable root, and the fake home must be
 	// an ordinary, unwritable place.
 	root, err := os.MkdirTemp("/var/tmp", "ue-escape-")
@@ -122,11 +150,16 @@ func newSandboxEnv(t *testing.T, policyText string) *sandboxEnv {
 	args := []string{}
 	if policyText != "" {
 		pf := filepath.Join(root, "policy.toml")
+		if o.policyAt != "" {
+			pf = filepath.Join(ws, o.policyAt)
+			os.MkdirAll(filepath.Dir(pf), 0o755)
+		}
 		os.WriteFile(pf, []byte(policyText), 0o644)
 		args = append(args, "--policy", pf)
 	}
 	env := append([]string{"HOME=" + home, "UE_CANARY_TOKEN=canary-4242", "GIT_CONFIG_NOSYSTEM=1"}, spawnEnv...)
-	s := startServer(t, serverOpts{args: args, workspace: ws, env: env})
+	env = append(env, o.env...)
+	s := startServer(t, serverOpts{args: args, workspace: ws, env: env, extraFiles: o.extraFiles})
 	return &sandboxEnv{server: s, home: home, ws: ws, py: python(t)}
 }
 

@@ -254,6 +254,9 @@ func TestApplySyscalls(t *testing.T) {
 		{"ptrace", ptrace, "ERRNO EPERM", "ERRNO EPERM"},
 		{"io_uring_setup", uring, "ERRNO EPERM", "ERRNO EPERM"},
 		{"process_vm_readv", vmread, "ERRNO EPERM", "ERRNO EPERM"},
+		{"chmod setuid", "open('src/setid', 'w').close(); os.chmod('src/setid', 0o4755)", "ERRNO EPERM", "ERRNO EPERM"},
+		{"create setgid", "os.close(os.open('src/setgid', os.O_CREAT | os.O_WRONLY, 0o2755))", "ERRNO EPERM", ""},
+		{"chmod plain", "open('src/plain', 'w').close(); os.chmod('src/plain', 0o755)", "ALLOWED", "ALLOWED"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

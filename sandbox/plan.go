@@ -144,6 +144,7 @@ const (
 	blockedNetwork = "socket and socketpair of any family but AF_UNIX"
 	blockedIoctls  = "ioctl TIOCSTI and TIOCLINUX (typing into a terminal)"
 	keptCapsText   = "as root, only chown, dac_override, fowner, fsetid, kill, setgid, setuid, net_bind_service, sys_chroot and audit_write, in every set (the bounding set too)"
+	blockedSetID   = "chmod, fchmod, fchmodat, fchmodat2, mknod and mknodat with a set-user-ID or set-group-ID bit, and open, openat and creat making a file with one; openat2 answers ENOSYS (libc falls back to openat)"
 	blockedOthers  = "setpriority, ioprio_set, sched_setscheduler, sched_setparam, sched_setattr and prlimit64 (setting) on any process but the caller (renice/chrt/ionice/prlimit of a pid)"
 )
 
@@ -199,6 +200,7 @@ func (p Plan) String() string {
 	b.WriteString("syscalls refused (EPERM): " + blockedAlways + "\n")
 	b.WriteString("syscalls refused (EPERM): " + blockedOthers + "\n")
 	b.WriteString("syscalls refused (EPERM): " + blockedIoctls + "\n")
+	b.WriteString("syscalls refused (EPERM): " + blockedSetID + "\n")
 	b.WriteString("capabilities: " + keptCapsText + "\n")
 	b.WriteString("scoped (Landlock ABI 6): no signals or abstract UNIX socket connections to processes outside the sandbox\n")
 	for _, n := range p.Notes {

@@ -188,18 +188,37 @@ func mountProc() error {
 //
 // /dev/shm is writable in the sandbox (POSIX semaphores and shared memory:
 // Python's multiprocessing); a tmpfs of its own keeps the host's segments
-// (other programs' shared memory) out of reach.
+// (other programs' shared memory) out of reach. It is memory: its size
+// and inodes are capped (see shmSize), so that no command fills the
+// machine's memory through it.
 func mountOwnDevices() error {
 	err := syscall.Mount("devpts", "/dev/pts", "devpts", syscall.MS_NOSUID|syscall.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
 	if err != nil {
 		return fmt.Errorf("mounting a terminal instance of its own on /dev/pts: %w", err)
 	}
 	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		if err := syscall.Mount("tmpfs", "/dev/shm", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=1777"); err != nil {
+		opts := fmt.Sprintf("mode=1777,size=%d,nr_inodes=%d", shmSize(), shmInodes)
+		if err := syscall.Mount("tmpfs", "/dev/shm", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
 			return fmt.Errorf("mounting a /dev/shm of its own: %w", err)
 		}
 	}
 	return nil
+}
+
+// Caps of the program namespace's /dev/shm: a quarter of the memory, at
+// most shmMaxSize (Chromium and Python's multiprocessing need far less;
+// Docker gives 64 MiB), and shmInodes files.
+const (
+	shmMaxSize = 1 << 30
+	shmInodes  = 65536
+)
+
+func shmSize() uint64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return shmMaxSize / 4
+	}
+	return min(uint64(si.Totalram)*uint64(si.Unit)/4, shmMaxSize)
 }
 
 // runInit runs the command as the child of this PID 1: it forwards

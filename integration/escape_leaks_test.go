@@ -144,7 +144,7 @@ func TestWrapInheritedFDs(t *testing.T) {
 func escapeReadOnlyFiles(t *testing.T) {
 	for _, layout := range []struct{ name, policyAt, audit string }{
 		{"top", "policy.toml", "audit.jsonl"},
-		{"nested", "ci/policy.toml", "logs/audit.jsonl"},
+		{"nested", "ci/policy.toml", "a/audit.jsonl"},
 	} {
 		t.Run(layout.name, func(t *testing.T) {
 			e := newSandboxEnvWith(t, sandboxOpts{

@@ -51,6 +51,9 @@ type Orchestrator struct {
 	status sandbox.Status
 	cache  approval.Cache
 	audit  *auditLog
+	// readOnly are the policy file and the audit log: read-only for
+	// commands even inside a writable root.
+	readOnly []string
 }
 
 // New returns an Orchestrator for cfg. It fails when the audit log is
@@ -80,6 +83,15 @@ func New(cfg Config) (*Orchestrator, error) {
 	o.audit, err = openAudit(o.pol.Audit)
 	if err != nil {
 		return nil, err
+	}
+	// Resolved now: relative paths are the program's working directory's.
+	for _, f := range []string{o.pol.Source, o.pol.Audit.Path} {
+		if f == "" || f == policy.DefaultSource {
+			continue
+		}
+		if abs, err := filepath.Abs(f); err == nil {
+			o.readOnly = append(o.readOnly, abs)
+		}
 	}
 	o.m = cfg.Manager
 	if o.m == nil {
@@ -396,6 +408,7 @@ func (o *Orchestrator) helperFor(sp policy.Sandbox, mode string) (*ptyrun.Helper
 	if err != nil {
 		return nil, nil, err
 	}
+	plan.AddReadOnlyFiles(o.readOnly...)
 	if missing := o.status.Missing(plan); len(missing) > 0 {
 		if sp.Required {
 			return nil, nil, fmt.Errorf("%w: this host lacks %s; set [sandbox] required = false to run unsandboxed, or mode = \"danger-full-access\"", ErrSandboxUnavailable, strings.Join(missing, ", "))

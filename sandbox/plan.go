@@ -47,8 +47,11 @@ type Grant struct {
 // by Apply:
 //
 //   - With a mount namespace of its own (the helper is PID 1 of a new PID
-//     and mount namespace), the writable roots are granted whole, each
-//     Protected path is bind-mounted read-only over itself, and each
+//     and mount namespace, or the forking thread's own), everything but
+//     the writable roots is mounted read-only (Landlock does not govern
+//     chmod, chown, utimes or xattrs), the writable roots nosuid and
+//     nodev; the writable roots are granted whole, each Protected path and
+//     ReadOnlyFiles entry is bind-mounted read-only over itself, and each
 //     DenyRead path inside a writable root is covered by an empty
 //     read-only mount. Landlock then forbids the command to unmount them.
 //   - Without one, [Plan.Write] is used: the writable roots carved around
@@ -71,6 +74,13 @@ type Plan struct {
 	Protected []string `json:"protected,omitempty"`
 	// DenyRead are the existing paths that cannot be read (resolved).
 	DenyRead []string `json:"deny_read,omitempty"`
+	// ReadOnlyFiles are files inside writable roots that commands must
+	// not change: the policy file in use and the audit log (resolved). In
+	// a mount namespace each is bound read-only over itself and the
+	// folders on the way to it from its writable root are pinned, so
+	// none can be renamed; without one, Write is carved around them. See
+	// [Plan.AddReadOnlyFiles].
+	ReadOnlyFiles []string `json:"read_only_files,omitempty"`
 	// Sockets are the existing Unix sockets (or directories of them)
 	// through which a command could act outside the sandbox: the user's
 	// agents and the host's services (see serviceSockets). Landlock does
@@ -127,7 +137,7 @@ func Unmarshal(b []byte) (Plan, error) {
 			}
 		}
 	}
-	for _, list := range [][]string{p.WritableRoots, p.Protected, p.DenyRead, p.Sockets} {
+	for _, list := range [][]string{p.WritableRoots, p.Protected, p.DenyRead, p.ReadOnlyFiles, p.Sockets} {
 		for _, s := range list {
 			if !filepath.IsAbs(s) {
 				return Plan{}, fmt.Errorf("sandbox: plan names a relative path %q", s)
@@ -189,11 +199,12 @@ func (p Plan) String() string {
 	}
 	paths("writable roots", p.WritableRoots)
 	paths("protected (read-only inside writable roots)", p.Protected)
+	paths("read-only files inside writable roots (the policy file, the audit log)", p.ReadOnlyFiles)
 	paths("unreadable", p.DenyRead)
 	paths("sockets of agents and services, covered in the mount namespace (unreachable)", p.Sockets)
 	grants("read grants", p.Read)
 	if len(p.WritableRoots) > 0 {
-		b.WriteString("write, in a mount namespace: the writable roots whole; protected paths bind-mounted read-only; unreadable paths inside them covered by empty mounts\n")
+		b.WriteString("write, in a mount namespace: the writable roots whole (nosuid, nodev), everything else mounted read-only; protected paths and read-only files bind-mounted read-only; unreadable paths inside them covered by empty mounts\n")
 		grants("write grants, without a mount namespace", p.Write)
 	}
 	grants("devices", p.Devices)
@@ -354,10 +365,7 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	plan.Sockets = existingSockets(sockets)
 
 	plan.Read = carve("/", plan.DenyRead, AccessRead)
-	for _, r := range plan.WritableRoots {
-		excluded := append(slices.Clone(plan.Protected), plan.DenyRead...)
-		plan.Write = append(plan.Write, carve(r, excluded, AccessReadWrite)...)
-	}
+	plan.carveWrite()
 	for _, d := range deviceFiles {
 		plan.Devices = append(plan.Devices, Grant{Path: d, Access: AccessReadWrite})
 	}
@@ -372,6 +380,46 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		plan.Notes = append(plan.Notes, "the directories on the way to an unreadable path cannot be listed (say ls / and ls ~), and an entry created in one later (say a new file in ~) is unreadable; their other entries are readable")
 	}
 	return plan, nil
+}
+
+// carveWrite computes Write: the writable roots carved around the
+// protected, unreadable and read-only paths.
+func (p *Plan) carveWrite() {
+	p.Write = nil
+	excluded := slices.Concat(p.Protected, p.DenyRead, p.ReadOnlyFiles)
+	for _, r := range p.WritableRoots {
+		p.Write = append(p.Write, carve(r, excluded, AccessReadWrite)...)
+	}
+}
+
+// AddReadOnlyFiles keeps files that lie inside writable roots read-only
+// for commands: the policy file in use and the audit log, which a command
+// could otherwise rewrite (a policy of danger-full-access for the next
+// run) or truncate and forge. Each is resolved through symbolic links;
+// missing ones, and those outside every writable root (read-only
+// already), are skipped. Plans without writable roots are left as they
+// are.
+func (p *Plan) AddReadOnlyFiles(files ...string) {
+	added := false
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil || !slices.ContainsFunc(p.WritableRoots, func(r string) bool { return within(real, r) }) {
+			continue
+		}
+		p.ReadOnlyFiles = append(p.ReadOnlyFiles, real)
+		added = true
+	}
+	if added {
+		p.ReadOnlyFiles = dedupe(p.ReadOnlyFiles)
+		p.carveWrite()
+	}
 }
 
 // serviceSockets names the sockets through which a sandboxed command

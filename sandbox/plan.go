@@ -339,9 +339,14 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		if !filepath.IsAbs(d) {
 			d = filepath.Join(ws, d)
 		}
+		// Most of the default list is absent: one stat says so, where
+		// EvalSymlinks would lstat each component.
+		if _, err := os.Stat(d); err != nil {
+			continue // nothing there to protect
+		}
 		real, err := filepath.EvalSymlinks(d)
 		if err != nil {
-			continue // nothing there to protect
+			continue
 		}
 		if real == "/" {
 			return Plan{}, fmt.Errorf("sandbox: deny_read %q is the root directory: nothing could run", d)

@@ -91,7 +91,9 @@ type Alternatives []string
 
 // Env is the [env] table.
 type Env struct {
-	Inherit string            `toml:"inherit"` // all | core | none
+	Inherit string `toml:"inherit"` // all | core | none
+	// Exclude are globs (case-insensitive) of names never passed on; a
+	// glob after "!" keeps the names it matches whatever else matches.
 	Exclude []string          `toml:"exclude"`
 	Set     map[string]string `toml:"set"`
 }

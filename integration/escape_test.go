@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 	"github.com/unified-exec/unified-exec/internal/testreq"
@@ -91,6 +92,15 @@ func TestEscape(t *testing.T) {
 			t.Run("Keyrings", escapeKeyrings)
 			t.Run("HostSharedMemory", escapeHostSharedMemory)
 			t.Run("Identity", escapeIdentity)
+			t.Run("ExitStatus", escapeExitStatus)
+			t.Run("NestedUserNamespace", escapeNestedUserNamespace)
+			t.Run("InheritedFDs", escapeInheritedFDs)
+			t.Run("ReadOnlyFiles", escapeReadOnlyFiles)
+			t.Run("Workdir", escapeWorkdir)
+			t.Run("Metadata", escapeMetadata)
+			t.Run("SetID", escapeSetID)
+			t.Run("CredentialStores", escapeCredentialStores)
+			t.Run("SharedMemorySize", escapeSharedMemorySize)
 		})
 	}
 }
@@ -105,7 +115,28 @@ type sandboxEnv struct {
 
 func newSandboxEnv(t *testing.T, policyText string) *sandboxEnv {
 	t.Helper()
+	return newSandboxEnvWith(t, sandboxOpts{policy: policyText})
+}
+
+// sandboxOpts are the less common settings of a sandboxEnv.
+type sandboxOpts struct {
+	// policy is the policy file's text ("" = the embedded default);
+	// %WS% stands for the workspace.
+	policy string
+	// policyAt places the policy file inside the workspace (a path
+	// relative to it); "" puts it beside the workspace, outside.
+	policyAt string
+	// env is added to the server's environment.
+	env []string
+	// extraFiles are inherited by the server from fd 3 on, as a careless
+	// caller's open descriptors would be.
+	extraFiles []*os.File
+}
+
+func newSandboxEnvWith(t *testing.T, o sandboxOpts) *sandboxEnv {
+	t.Helper()
 	requireSandbox(t)
+	policyText := o.policy
 	// Not under /tmp: /tmp is a writable root, and the fake home must be
 	// an ordinary, unwritable place.
 	root, err := os.MkdirTemp("/var/tmp", "ue-escape-")
@@ -133,11 +164,16 @@ func newSandboxEnv(t *testing.T, policyText string) *sandboxEnv {
 	args := []string{}
 	if policyText != "" {
 		pf := filepath.Join(root, "policy.toml")
+		if o.policyAt != "" {
+			pf = filepath.Join(ws, o.policyAt)
+			os.MkdirAll(filepath.Dir(pf), 0o755)
+		}
 		os.WriteFile(pf, []byte(policyText), 0o644)
 		args = append(args, "--policy", pf)
 	}
 	env := append([]string{"HOME=" + home, "UE_CANARY_TOKEN=canary-4242", "GIT_CONFIG_NOSYSTEM=1"}, spawnEnv...)
-	s := startServer(t, serverOpts{args: args, workspace: ws, env: env})
+	env = append(env, o.env...)
+	s := startServer(t, serverOpts{args: args, workspace: ws, env: env, extraFiles: o.extraFiles})
 	return &sandboxEnv{server: s, home: home, ws: ws, py: python(t)}
 }
 
@@ -528,6 +564,13 @@ func escapeHostSockets(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(agentDir) })
 	agent := filepath.Join(agentDir, "agent.sock")
 	greeter(t, agent)
+	// A host daemon's socket in /tmp that nothing names (tmux's
+	// /tmp/tmux-UID/default, a user's agent started with -a): it existed
+	// before the server started.
+	daemon := filepath.Join(agentDir, "daemon", "control.sock")
+	os.Mkdir(filepath.Dir(daemon), 0o700)
+	greeter(t, daemon)
+	time.Sleep(20 * time.Millisecond) // file times are coarser than the clock
 	saved := spawnEnv
 	spawnEnv = append(slices.Clone(spawnEnv), "SSH_AUTH_SOCK="+agent)
 	e := newSandboxEnv(t, "[sandbox]\ndeny_read = [\"~/.ssh\"]\n")
@@ -536,17 +579,23 @@ func escapeHostSockets(t *testing.T) {
 	greeter(t, inSSH)
 	own := filepath.Join(e.ws, "own.sock")
 	greeter(t, own)
+	// A socket made in /tmp after the server started, as a session's dev
+	// server would make it: other sessions reach it.
+	later := filepath.Join(agentDir, "later.sock")
+	greeter(t, later)
 	if err := os.WriteFile(filepath.Join(e.ws, "connect.py"), []byte(connectAttack), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out := e.run(t, strings.Join([]string{e.py, "connect.py", agent, inSSH, own}, " "))
+	code, out := e.run(t, strings.Join([]string{e.py, "connect.py", agent, inSSH, own, daemon, later}, " "))
 	if code != 0 {
 		t.Fatalf("the attack did not run: exit %d: %s", code, out)
 	}
-	if !strings.Contains(out, own+" CONNECTED hello-from-the-host") {
-		t.Fatalf("a socket in the workspace did not connect: the attack is broken:\n%s", out)
+	for _, p := range []string{own, later} {
+		if !strings.Contains(out, p+" CONNECTED hello-from-the-host") {
+			t.Fatalf("%s did not connect: the attack is broken, or a session's own socket is covered:\n%s", p, out)
+		}
 	}
-	for _, p := range []string{agent, inSSH} {
+	for _, p := range []string{agent, inSSH, daemon} {
 		if !strings.Contains(out, p+" refused:") {
 			t.Errorf("%s was reachable from the sandbox:\n%s", p, out)
 		}

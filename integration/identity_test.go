@@ -78,3 +78,42 @@ func escapeIdentity(t *testing.T) {
 		t.Errorf("a mount from inside: exit %d: %s", code, out)
 	}
 }
+
+// escapeExitStatus: a command cannot forge how it ended. The helper that
+// is PID 1 of a session's namespace reports the exit status on a pipe of
+// its own; a command that reopened it (/proc/1/fd) could write "exit 0"
+// there first and have a failed run reported as a success.
+func escapeExitStatus(t *testing.T) {
+	e := newSandboxEnv(t, "")
+	code, out := e.run(t, `for fd in /proc/1/fd/*; do echo "exit 0" > "$fd" 2>/dev/null && echo "WROTE $fd"; done; ls -l /proc/1/fd/ 2>&1 | head -3; exit 7`)
+	if code != 7 {
+		t.Errorf("the command's exit 7 was reported as %d: %s", code, out)
+	}
+	if strings.Contains(out, "WROTE /proc/1/fd/") && code != 7 {
+		t.Errorf("a descriptor of the session's init was written: %s", out)
+	}
+}
+
+// escapeNestedUserNamespace: no user namespace can be made inside (there a
+// command would hold every capability again, over namespaces of its own:
+// kernel code an unprivileged process never reaches), while threads and
+// processes still start (clone3 answers ENOSYS: libc falls back to clone).
+func escapeNestedUserNamespace(t *testing.T) {
+	e := newSandboxEnv(t, "")
+	code, out := e.run(t, `unshare -U true && echo UNSHARED; unshare -Ur true && echo ROOTED; `+e.py+` -c 'import ctypes, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x10000000) == 0: print("PYUNSHARED")
+else: print("unshare", ctypes.get_errno())
+t = threading.Thread(target=lambda: print("thread ran")); t.start(); t.join()
+pid = os.fork()
+if pid == 0: os._exit(0)
+os.waitpid(pid, 0); print("fork ran")'`)
+	if strings.Contains(out, "UNSHARED") || strings.Contains(out, "ROOTED") {
+		t.Errorf("a user namespace was made inside: exit %d: %s", code, out)
+	}
+	for _, want := range []string{"unshare 1", "thread ran", "fork ran"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q: exit %d: %s", want, code, out)
+		}
+	}
+}

@@ -53,6 +53,8 @@ type serverOpts struct {
 	// wrapper runs the server through a command (the server's argv is
 	// appended to it).
 	wrapper []string
+	// extraFiles are inherited by the server from fd 3 on.
+	extraFiles []*os.File
 }
 
 func startServer(t testing.TB, o serverOpts) *server {
@@ -65,6 +67,7 @@ func startServer(t testing.TB, o serverOpts) *server {
 	argv := append(append(append([]string(nil), o.wrapper...), binary), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), o.env...)
+	cmd.ExtraFiles = o.extraFiles
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "integration", Version: "1"}, o.client)

@@ -76,7 +76,9 @@ func TestWrapSandboxAndCodes(t *testing.T) {
 	requireSandbox(t)
 	dir := t.TempDir()
 	out, code := wrap(t, []string{"--workspace", dir}, "bash", "-c", "touch /etc/ue-wrap-escape; echo done > ok.txt")
-	if code != 0 || !strings.Contains(out, "Permission denied") {
+	// Read-only by mount (Landlock's refusal would be "Permission
+	// denied"; the mount is checked first).
+	if code != 0 || !strings.Contains(out, "Read-only file system") {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 	if _, err := os.Stat("/etc/ue-wrap-escape"); err == nil {

@@ -59,7 +59,15 @@ func TestRefusingHost(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o777)
+	// The policy file outside the workspace: without a mount namespace a
+	// read-only file in it is carved around, and nothing new could be
+	// created beside it (see Status.Degraded).
 	lax := filepath.Join(dir, "lax.toml")
+	ws := filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(ws, 0o777)
 	if err := os.WriteFile(lax, []byte("[sandbox]\nrequired = false\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +87,7 @@ func TestRefusingHost(t *testing.T) {
 		t.Errorf("sandbox status on the refusing host: exit %d:\n%s", code, out)
 	}
 
-	out, code = runRefusing(t, dir, "--policy", lax, "--workspace", dir, "--", "sh", "-c",
+	out, code = runRefusing(t, ws, "--policy", lax, "--workspace", ws, "--", "sh", "-c",
 		"id -u; touch /etc/ue-refusing-escape && echo ESCAPED; touch inside && echo WROTE")
 	if code != 0 || !strings.Contains(out, "WROTE") || strings.Contains(out, "ESCAPED") || !strings.Contains("\n"+out, "\n1000\n") {
 		t.Fatalf("required = false without namespaces: exit %d: %s", code, out)

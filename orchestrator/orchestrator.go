@@ -59,6 +59,9 @@ type Orchestrator struct {
 	// first call, for their exit line.
 	sessMu   sync.Mutex
 	sessions map[int]running
+	// readOnly are the policy file and the audit log: read-only for
+	// commands even inside a writable root.
+	readOnly []string
 }
 
 // New returns an Orchestrator for cfg. It fails when the audit log is
@@ -88,6 +91,15 @@ func New(cfg Config) (*Orchestrator, error) {
 	o.audit, err = openAudit(o.pol.Audit)
 	if err != nil {
 		return nil, err
+	}
+	// Resolved now: relative paths are the program's working directory's.
+	for _, f := range []string{o.pol.Source, o.pol.Audit.Path} {
+		if f == "" || f == policy.DefaultSource {
+			continue
+		}
+		if abs, err := filepath.Abs(f); err == nil {
+			o.readOnly = append(o.readOnly, abs)
+		}
 	}
 	o.m = cfg.Manager
 	if o.m == nil {

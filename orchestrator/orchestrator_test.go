@@ -186,7 +186,7 @@ func TestOnFailureRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	asked := f.p.Asked()
-	if len(asked) != 1 || asked[0].Kind != approval.KindRetryUnsandboxed || !strings.Contains(asked[0].Denial, "Permission denied") {
+	if len(asked) != 1 || asked[0].Kind != approval.KindRetryUnsandboxed || !strings.Contains(asked[0].Denial, "Read-only file system") {
 		t.Fatalf("questions: %+v", asked)
 	}
 	if *r.ExitCode != 0 || !strings.Contains(strings.Join(r.Notes, "\n"), "without the sandbox") {

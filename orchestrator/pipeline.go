@@ -278,6 +278,7 @@ func (o *Orchestrator) sandboxFor(sp policy.Sandbox, mode string) (sb *unifiedex
 	if err != nil {
 		return nil, false, nil, err
 	}
+	plan.AddReadOnlyFiles(o.readOnly...)
 	if missing := o.status.Missing(plan); len(missing) > 0 {
 		if sp.Required {
 			return nil, false, nil, fmt.Errorf("%w: this host lacks %s; set [sandbox] required = false to run unsandboxed, or mode = \"danger-full-access\"", ErrSandboxUnavailable, strings.Join(missing, ", "))

@@ -32,8 +32,13 @@ const (
 )
 
 // DefaultExclude are the environment names dropped unless the policy says
-// otherwise (globs, case-insensitive).
-var DefaultExclude = []string{"*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*"}
+// otherwise (globs, case-insensitive; a glob after "!" keeps what it
+// matches: XAUTHORITY is a path, GIT_AUTHOR_* a commit's author).
+var DefaultExclude = []string{
+	"*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*PASS*", "*CREDENTIAL*", "*AUTH*", "*COOKIE*",
+	"*PRIVATE*", "*_PAT", "DATABASE_URL", "*_DSN",
+	"!XAUTHORITY", "!GIT_AUTHOR_NAME", "!GIT_AUTHOR_EMAIL", "!GIT_AUTHOR_DATE",
+}
 
 // Defaults is the policy before any file is read: what every omitted key
 // means.
@@ -300,7 +305,7 @@ func (p *Policy) validate(loc *locator) Errors {
 	oneOf("sandbox", "mode", p.Sandbox.Mode, ModeReadOnly, ModeWorkspaceWrite, ModeDangerFullAccess)
 	oneOf("env", "inherit", p.Env.Inherit, "all", "core", "none")
 	for _, g := range p.Env.Exclude {
-		if _, err := path.Match(g, ""); err != nil {
+		if _, err := path.Match(strings.TrimPrefix(g, "!"), ""); err != nil {
 			add("env", "exclude", "bad glob %q: %v", g, err)
 		}
 	}
@@ -426,7 +431,8 @@ var coreEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ
 
 // Build turns base (NAME=value entries) into the environment of a
 // command: inherit all, the core set, or none; drop names matching the
-// exclude globs (case-insensitive); then apply set.
+// exclude globs (case-insensitive) but those matching a "!" glob; then
+// apply set.
 func (e Env) Build(base []string) []string {
 	var out []string
 	for _, kv := range base {
@@ -463,10 +469,15 @@ func (e Env) Build(base []string) []string {
 
 func (e Env) excluded(name string) bool {
 	up := strings.ToUpper(name)
+	excluded := false
 	for _, g := range e.Exclude {
-		if ok, _ := path.Match(strings.ToUpper(g), up); ok {
-			return true
+		keep := strings.HasPrefix(g, "!")
+		if ok, _ := path.Match(strings.ToUpper(strings.TrimPrefix(g, "!")), up); ok {
+			if keep {
+				return false
+			}
+			excluded = true
 		}
 	}
-	return false
+	return excluded
 }

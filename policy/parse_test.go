@@ -156,6 +156,26 @@ func TestDefaultTOMLIsTheDefault(t *testing.T) {
 	}
 }
 
+// TestEnvDefaultExclude: the default exclude drops the names secrets go
+// by, and keeps the few that match one but are none (a path, an author).
+func TestEnvDefaultExclude(t *testing.T) {
+	e := Env{Inherit: "all", Exclude: DefaultExclude}
+	dropped := []string{"GITHUB_TOKEN", "API_KEY", "MY_SECRET", "PGPASSWORD", "DB_PASS", "MYSQL_PASSWD", "AWS_CREDENTIALS",
+		"GOOGLE_APPLICATION_CREDENTIALS", "BASIC_AUTH", "SSH_AUTH_SOCK", "SESSION_COOKIE", "GPG_PRIVATE", "GH_PAT",
+		"DATABASE_URL", "database_url", "SENTRY_DSN", "Db_Password"}
+	kept := []string{"PATH", "HOME", "XAUTHORITY", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "PATHEXT", "EDITOR", "DSN_HOST"}
+	for _, n := range dropped {
+		if got := e.Build([]string{n + "=x"}); len(got) != 0 {
+			t.Errorf("%s was kept", n)
+		}
+	}
+	for _, n := range kept {
+		if got := e.Build([]string{n + "=x"}); len(got) != 1 {
+			t.Errorf("%s was dropped", n)
+		}
+	}
+}
+
 func TestEnvBuildTable(t *testing.T) {
 	base := []string{"PATH=/bin", "HOME=/h", "LC_TIME=C", "Github_Token=x", "EDITOR=vi", "NOEQUALS"}
 	cases := []struct {
@@ -167,6 +187,7 @@ func TestEnvBuildTable(t *testing.T) {
 		{"case-insensitive exclude", Env{Inherit: "all", Exclude: []string{"*token*", "editor"}}, "PATH=/bin HOME=/h LC_TIME=C"},
 		{"core keeps LC_*", Env{Inherit: "core"}, "PATH=/bin HOME=/h LC_TIME=C"},
 		{"none with set", Env{Inherit: "none", Set: map[string]string{"B": "2", "A": "1"}}, "A=1 B=2"},
+		{"kept by !", Env{Inherit: "all", Exclude: []string{"*_TIME", "*", "!PATH", "!LC_*"}}, "PATH=/bin LC_TIME=C"},
 		{"set overrides and survives exclude", Env{Inherit: "all", Exclude: []string{"*TOKEN*"}, Set: map[string]string{"GITHUB_TOKEN": "ci", "PATH": "/x"}}, "HOME=/h LC_TIME=C EDITOR=vi GITHUB_TOKEN=ci PATH=/x"},
 	}
 	for _, c := range cases {

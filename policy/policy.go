@@ -46,10 +46,20 @@ type Sandbox struct {
 // DefaultProtected are the names kept read-only inside writable roots.
 var DefaultProtected = []string{".git", ".agents", ".codex"}
 
-// DefaultDenyRead are the secret stores that sandboxed commands cannot read.
+// DefaultDenyRead are the secret stores that sandboxed commands cannot
+// read: keys, cloud and registry credentials, the agents' own (Codex,
+// Claude), password stores, and shell and REPL histories (commands typed
+// with secrets in them).
 var DefaultDenyRead = []string{
 	"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker",
 	"~/.kube", "~/.config/gcloud", "~/.azure", "~/.git-credentials", "~/.npmrc", "~/.pypirc",
+	"~/.codex/auth.json", "~/.claude/.credentials.json", "~/.claude.json", "~/.config/git/credentials",
+	"~/.pgpass", "~/.my.cnf", "~/.vault-token", "~/.cargo/credentials", "~/.cargo/credentials.toml",
+	"~/.gem/credentials", "~/.terraform.d/credentials.tfrc.json", "~/.config/op", "~/.password-store",
+	"~/.local/share/keyrings", "~/.s3cfg", "~/.boto", "~/.config/rclone", "~/.config/hub",
+	"~/.bash_history", "~/.zsh_history", "~/.histfile", "~/.local/share/fish/fish_history",
+	"~/.python_history", "~/.psql_history", "~/.mysql_history", "~/.sqlite_history", "~/.node_repl_history",
+	"~/.lesshst", "~/.rediscli_history",
 }
 
 // DefaultSandbox is the [sandbox] table when the policy says nothing.
@@ -81,7 +91,9 @@ type Alternatives []string
 
 // Env is the [env] table.
 type Env struct {
-	Inherit string            `toml:"inherit"` // all | core | none
+	Inherit string `toml:"inherit"` // all | core | none
+	// Exclude are globs (case-insensitive) of names never passed on; a
+	// glob after "!" keeps the names it matches whatever else matches.
 	Exclude []string          `toml:"exclude"`
 	Set     map[string]string `toml:"set"`
 }

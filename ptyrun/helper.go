@@ -61,7 +61,13 @@ type Apply func(payload []byte) error
 // TestMain in tests that start helpers). In a helper process it applies
 // the payload with apply, runs the command and exits; elsewhere it only
 // records that the helper is installed and returns.
+//
+// In both, it first marks every inherited descriptor above 2
+// close-on-exec: nothing the caller of the program left open reaches a
+// command (a TCP connection would be the network, a file opened for
+// writing a write outside the sandbox), on either spawn path.
 func MaybeRunHelper(apply Apply) {
+	closeInheritedOnExec()
 	helperInstalled = true
 	if len(os.Args) == 0 || os.Args[0] != helperArg0 {
 		return

@@ -190,18 +190,37 @@ func mountProc() error {
 //
 // /dev/shm is writable in the sandbox (POSIX semaphores and shared memory:
 // Python's multiprocessing); a tmpfs of its own keeps the host's segments
-// (other programs' shared memory) out of reach.
+// (other programs' shared memory) out of reach. It is memory: its size
+// and inodes are capped (see shmSize), so that no command fills the
+// machine's memory through it.
 func mountOwnDevices() error {
 	err := syscall.Mount("devpts", "/dev/pts", "devpts", syscall.MS_NOSUID|syscall.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
 	if err != nil {
 		return fmt.Errorf("mounting a terminal instance of its own on /dev/pts: %w", err)
 	}
 	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		if err := syscall.Mount("tmpfs", "/dev/shm", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=1777"); err != nil {
+		opts := fmt.Sprintf("mode=1777,size=%d,nr_inodes=%d", shmSize(), shmInodes)
+		if err := syscall.Mount("tmpfs", "/dev/shm", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
 			return fmt.Errorf("mounting a /dev/shm of its own: %w", err)
 		}
 	}
 	return nil
+}
+
+// Caps of the program namespace's /dev/shm: a quarter of the memory, at
+// most shmMaxSize (Chromium and Python's multiprocessing need far less;
+// Docker gives 64 MiB), and shmInodes files.
+const (
+	shmMaxSize = 1 << 30
+	shmInodes  = 65536
+)
+
+func shmSize() uint64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return shmMaxSize / 4
+	}
+	return min(uint64(si.Totalram)*uint64(si.Unit)/4, shmMaxSize)
 }
 
 // runInit runs the command as the child of this PID 1: it forwards
@@ -215,6 +234,17 @@ func mountOwnDevices() error {
 // forks the command must be the one that forwards signals to it.
 func runInit(path string, h helperHeader, env []string, status *os.File) int {
 	runtime.LockOSThread()
+	// The command shares this init's sandbox (its Landlock domain), so
+	// /proc/1/fd would let it reopen the status pipe and report a forged
+	// exit ("exit 0" before its own exit 7), or pidfd_getfd any of our
+	// descriptors: not dumpable, this process's /proc entries are out of
+	// reach of the user's other processes. The command's exec makes it
+	// dumpable again, as usual.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "unified-exec: making the init undumpable: %v\n", err)
+		fmt.Fprintln(status, "error 125")
+		return 125
+	}
 	if !h.Program {
 		// A command gets none of a user namespace's capabilities (the
 		// program re-run here keeps them: it mounts for its sessions).

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/unified-exec/unified-exec/internal/userns"
+	"golang.org/x/sys/unix"
 )
 
 // nsEnv marks the program that EnterNamespace re-ran inside the namespace.
@@ -83,6 +84,7 @@ func runInNamespace(self string) int {
 	kind, _ := userns.Probe()
 	cmd.SysProcAttr = userns.Attr(kind, 0)
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	saved, _ := unix.IoctlGetTermios(0, unix.TCGETS) // nil unless stdin is a terminal
 	// Signals for the program go to the init, which passes them on.
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
@@ -111,6 +113,11 @@ func runInNamespace(self string) int {
 	}()
 	err = cmd.Wait()
 	close(done)
+	if saved != nil {
+		// The program puts the terminal in raw mode while a command has
+		// one of its own; killed or crashed, it could not put it back.
+		unix.IoctlSetTermios(0, unix.TCSETS, saved)
+	}
 	st, ok := readHelperStatus(sr)
 	sr.Close()
 	if !ok {

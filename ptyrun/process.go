@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -519,7 +520,10 @@ func (p *Process) killTree(sig syscall.Signal) error {
 		seen := append([]int(nil), p.seen...)
 		p.mu.Unlock()
 		if sig == syscall.SIGKILL && subreaperSet.Load() {
-			reapOrphans(append(seen, sessionZombies(pid)...))
+			// Never the leader: wait reaps it, and would find no status
+			// (exit 125) if it were reaped here first.
+			orphans := slices.DeleteFunc(append(seen, sessionZombies(pid)...), func(q int) bool { return q == pid })
+			reapOrphans(orphans)
 		}
 	}
 	if err == syscall.ESRCH {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -22,8 +23,10 @@ import (
 //
 // In order: check that this build and kernel can enforce the plan (else
 // nothing is applied and the error says what is missing); in a mount
-// namespace of its own (the helper is PID 1), mount the protected paths
-// read-only and cover the unreadable paths inside writable roots; set
+// namespace of its own (the helper is PID 1), make everything but the
+// writable roots read-only, mount the read-only files and protected paths
+// read-only, cover the unreadable paths inside writable roots, and go
+// back into the working directory through those mounts; set
 // no_new_privs; apply Landlock at the kernel's ABI (at most what
 // go-landlock knows); load the seccomp filter on every thread.
 //
@@ -46,6 +49,9 @@ func Apply(payload []byte) error {
 	mounts := ownMountNamespace()
 	if mounts {
 		if err := mountLayer(plan); err != nil {
+			return err
+		}
+		if err := reenterWorkdir(); err != nil {
 			return err
 		}
 	}
@@ -96,10 +102,31 @@ func ownMountNamespace() bool {
 	return true
 }
 
-// mountLayer makes each protected path read-only and covers each
-// unreadable path that lies inside a writable root, in this (private)
-// mount namespace. Landlock then forbids the command to undo it.
+// mountLayer builds the command's view of the file system in this
+// (private) mount namespace, in this order:
+//
+//  1. Every mount read-only, but the writable roots and /dev/shm, which
+//     are attached again read-write, nosuid and nodev (readOnlyRoot):
+//     Landlock governs writing files, not chmod, chown, utimes or xattrs.
+//  2. The read-only files (the policy file in use, the audit log) bound
+//     read-only over themselves, and the folders between their writable
+//     root and them pinned (protectFile).
+//  3. Each protected path bound read-only over itself.
+//  4. Each unreadable path inside a writable root, and each socket of an
+//     agent or a service, covered.
+//
+// Landlock then forbids the command to undo any of it. The caller goes
+// back into its working directory afterwards (reenterWorkdir): the one
+// it holds is the folder under the mounts.
 func mountLayer(plan Plan) error {
+	if err := readOnlyRoot(plan.WritableRoots); err != nil {
+		return err
+	}
+	for _, f := range plan.ReadOnlyFiles {
+		if err := protectFile(plan.WritableRoots, f); err != nil {
+			return err
+		}
+	}
 	for _, p := range plan.Protected {
 		if err := bindReadOnly(p, p); err != nil {
 			return err
@@ -120,6 +147,112 @@ func mountLayer(plan Plan) error {
 	return nil
 }
 
+// readOnlyRoot makes every mount of this namespace read-only (as
+// bubblewrap's --ro-bind / / does), then attaches the writable roots and
+// /dev/shm again read-write, nosuid and nodev: nothing outside them can
+// change, metadata included, and no set-id file or device node inside
+// them works in the sandbox.
+//
+// The writable trees are cloned as they are (open_tree) before everything
+// turns read-only, and attached over themselves after (move_mount).
+// mount_setattr only ever adds flags, so flags the kernel locks in a user
+// namespace are kept, and a tree that was read-only stays so.
+func readOnlyRoot(roots []string) error {
+	writable := slices.Clone(roots)
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() && !hasRoot(writable, "/dev/shm") {
+		writable = append(writable, "/dev/shm")
+	}
+	trees := make([]int, len(writable))
+	for i := range trees {
+		trees[i] = -1
+	}
+	defer func() {
+		for _, fd := range trees {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+	}()
+	for i, w := range writable {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, w, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue // gone since the plan was made
+			}
+			return fmt.Errorf("mount: cloning writable root %q: %w", w, err)
+		}
+		trees[i] = fd
+	}
+	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &ro); err != nil {
+		return fmt.Errorf("mount: making the file system read-only: %w", err)
+	}
+	for i, fd := range trees {
+		if fd < 0 {
+			continue
+		}
+		w := writable[i]
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+		if w == "/dev" || within("/dev", w) {
+			attr.Attr_set = unix.MOUNT_ATTR_NOSUID // the devices live there
+		}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			return fmt.Errorf("mount: writable root %q nosuid, nodev: %w", w, err)
+		}
+		if err := unix.MoveMount(fd, "", unix.AT_FDCWD, w, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("mount: attaching writable root %q: %w", w, err)
+		}
+	}
+	return nil
+}
+
+// protectFile makes a file inside a writable root read-only, and pins the
+// folders between the root and it by binding each over itself: a mount
+// point can be neither renamed nor removed (EBUSY), so the file cannot be
+// swapped for another by moving a folder away and making a new one in its
+// place. The file itself, a mount point too, can be neither removed,
+// renamed, nor linked elsewhere (EXDEV). Files outside the writable roots
+// are read-only already.
+func protectFile(roots []string, file string) error {
+	root := ""
+	for _, r := range roots {
+		if within(file, r) {
+			root = r
+		}
+	}
+	if root == "" {
+		return nil
+	}
+	var dirs []string
+	for d := filepath.Dir(file); d != root && within(d, root); d = filepath.Dir(d) {
+		dirs = append(dirs, d)
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := unix.Mount(dirs[i], dirs[i], "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				return nil // gone since the plan was made
+			}
+			return fmt.Errorf("mount: pinning %q: %w", dirs[i], err)
+		}
+	}
+	return bindReadOnly(file, file)
+}
+
+// reenterWorkdir goes into the working directory again by its path,
+// through the mounts just made: the directory a process holds stays the
+// one it was, and inside a protected or unreadable folder that is the real
+// folder, writable and readable.
+func reenterWorkdir() error {
+	wd, err := unix.Getwd()
+	if err != nil {
+		return fmt.Errorf("mount: the working directory: %w", err)
+	}
+	if err := unix.Chdir(wd); err != nil {
+		return fmt.Errorf("mount: the working directory %q is out of reach in the sandbox: %w", wd, err)
+	}
+	return nil
+}
+
 func hasRoot(roots []string, path string) bool {
 	for _, r := range roots {
 		if path == r || within(path, r) {
@@ -129,30 +262,28 @@ func hasRoot(roots []string, path string) bool {
 	return false
 }
 
-// bindReadOnly mounts src on dst read-only.
+// bindReadOnly mounts src on dst read-only and nosuid, with every mount
+// below src: the tree is cloned (open_tree), made read-only (mount_setattr
+// only adds flags: those the kernel locks in a user namespace stay), then
+// attached (move_mount).
 func bindReadOnly(src, dst string) error {
-	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil // gone since the plan was made: nothing to protect
 		}
 		return fmt.Errorf("mount: protecting %q (bind): %w", dst, err)
 	}
-	flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY)
-	var st unix.Statfs_t
-	if unix.Statfs(dst, &st) == nil {
-		// A remount must keep the flags the kernel locks on the original
-		// mount (in a user namespace); statfs reports them as ST_*.
-		for _, f := range [][2]int64{
-			{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
-			{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
-		} {
-			if int64(st.Flags)&f[0] != 0 {
-				flags |= uintptr(f[1])
-			}
-		}
+	defer unix.Close(fd)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("mount: protecting %q (read-only): %w", dst, err)
 	}
-	if err := unix.Mount("", dst, "", flags, ""); err != nil {
-		return fmt.Errorf("mount: protecting %q (read-only remount): %w", dst, err)
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return fmt.Errorf("mount: protecting %q (attach): %w", dst, err)
 	}
 	return nil
 }

@@ -184,6 +184,59 @@ func TestApplyWorkspaceWrite(t *testing.T) {
 	})
 }
 
+// TestApplyReadOnlyFiles: the policy file and the audit log stay as they
+// are inside a writable root, and so do the folders on the way to them.
+func TestApplyReadOnlyFiles(t *testing.T) {
+	sandboxtest.Require(t)
+	layers(t, func(t *testing.T, isolate bool) {
+		e := newEnv(t)
+		if err := os.MkdirAll(e.ws+"/src/ci", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(e.ws+"/src/ci/policy.toml", []byte("[sandbox]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		plan := e.plan(t, nil)
+		plan.AddReadOnlyFiles(e.ws + "/src/ci/policy.toml")
+		refused := []string{
+			"echo x >> src/ci/policy.toml", "rm src/ci/policy.toml", "mv src/ci/policy.toml src/p",
+			"mv src/ci src/ci2", "ln src/ci/policy.toml src/hard",
+		}
+		if isolate {
+			// Landlock alone does not govern metadata.
+			refused = append(refused, "chmod 600 src/ci/policy.toml")
+		}
+		for _, cmd := range refused {
+			mustFail(t, e.run(t, plan, isolate, cmd), cmd)
+		}
+		if got := readFile(t, e.ws+"/src/ci/policy.toml"); got != "[sandbox]\n" {
+			t.Errorf("the policy file changed: %q", got)
+		}
+		// Carved, the folders on the way take no new entries; files in
+		// them stay writable.
+		mustPass(t, e.run(t, plan, isolate, "cat src/ci/policy.toml && echo x >> src/a.txt && tail -n 1 src/a.txt"), "write beside", "[sandbox]\nx")
+	})
+}
+
+// TestApplyMetadata: with a mount namespace, nothing outside the writable
+// roots changes, metadata included; inside them set-id bits and devices
+// do not work. Without one, Landlock alone does not govern metadata.
+func TestApplyMetadata(t *testing.T) {
+	sandboxtest.Require(t)
+	sandboxtest.RequireNamespaces(t)
+	e := newEnv(t)
+	plan := e.plan(t, nil)
+	for _, cmd := range []string{"chmod 666 $HOME/notes.txt", "touch -d 2000-01-01 $HOME/notes.txt", "chmod 777 $HOME", "chmod 644 $HOME/.ssh/id_rsa"} {
+		mustFail(t, e.run(t, plan, true, cmd), cmd)
+	}
+	if st, err := os.Stat(e.home + "/notes.txt"); err != nil || st.Mode().Perm() != 0o755 || st.ModTime().Year() == 2000 {
+		t.Errorf("notes.txt changed: %v %v", st.Mode(), err)
+	}
+	mustPass(t, e.run(t, plan, true, "chmod 600 src/a.txt && touch -d 2000-01-01 src/a.txt && stat -c %a src/a.txt"), "chmod in the workspace", "600")
+	flags := python(t) + ` -c "import os, sys; print(*[os.statvfs(p).f_flag & (os.ST_RDONLY | os.ST_NOSUID | os.ST_NODEV) for p in sys.argv[1:]])" / $HOME .`
+	mustPass(t, e.run(t, plan, true, flags), "mount flags", "1 1 6")
+}
+
 func TestApplyReadOnly(t *testing.T) {
 	sandboxtest.Require(t)
 	e := newEnv(t)
@@ -254,6 +307,9 @@ func TestApplySyscalls(t *testing.T) {
 		{"ptrace", ptrace, "ERRNO EPERM", "ERRNO EPERM"},
 		{"io_uring_setup", uring, "ERRNO EPERM", "ERRNO EPERM"},
 		{"process_vm_readv", vmread, "ERRNO EPERM", "ERRNO EPERM"},
+		{"chmod setuid", "open('src/setid', 'w').close(); os.chmod('src/setid', 0o4755)", "ERRNO EPERM", "ERRNO EPERM"},
+		{"create setgid", "os.close(os.open('src/setgid', os.O_CREAT | os.O_WRONLY, 0o2755))", "ERRNO EPERM", ""},
+		{"chmod plain", "open('src/plain', 'w').close(); os.chmod('src/plain', 0o755)", "ALLOWED", "ALLOWED"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -25,7 +25,9 @@
 // The network is off unless the policy says network = true: seccomp then
 // refuses socket(2) and socketpair(2) of every family but AF_UNIX with
 // EPERM. ptrace, process_vm_readv/writev and io_uring_* are refused in
-// every enforced mode.
+// every enforced mode, and so is making a set-user-ID or set-group-ID
+// file (chmod family, mknod, open/openat/creat creating one; openat2
+// answers ENOSYS).
 //
 // # Carving
 //
@@ -34,8 +36,19 @@
 // read on every other entry along that path. Writable roots are carved
 // around protected paths the same way when the helper has no mount
 // namespace of its own; when it has one (PID 1 of new PID and mount
-// namespaces), the roots are granted whole and the protected paths are
-// bind-mounted read-only instead. See [Plan] for the trade-off.
+// namespaces, or the forking thread's own), the roots are granted whole
+// and the protected paths are bind-mounted read-only instead. See [Plan]
+// for the trade-off.
+//
+// # Mounts
+//
+// In the command's mount namespace everything but the writable roots and
+// /dev/shm is read-only (Landlock does not govern chmod, chown, utimes or
+// xattrs), and those are nosuid and nodev; the files of
+// [Plan.ReadOnlyFiles] (the policy file, the audit log) are bound
+// read-only with the folders on the way to them pinned. Without a mount
+// namespace, metadata outside the writable roots stays changeable where
+// the user may change it.
 //
 // # Host support
 //

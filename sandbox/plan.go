@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/unified-exec/unified-exec/policy"
 )
@@ -47,8 +48,11 @@ type Grant struct {
 // by Apply:
 //
 //   - With a mount namespace of its own (the helper is PID 1 of a new PID
-//     and mount namespace), the writable roots are granted whole, each
-//     Protected path is bind-mounted read-only over itself, and each
+//     and mount namespace, or the forking thread's own), everything but
+//     the writable roots is mounted read-only (Landlock does not govern
+//     chmod, chown, utimes or xattrs), the writable roots nosuid and
+//     nodev; the writable roots are granted whole, each Protected path and
+//     ReadOnlyFiles entry is bind-mounted read-only over itself, and each
 //     DenyRead path inside a writable root is covered by an empty
 //     read-only mount. Landlock then forbids the command to unmount them.
 //   - Without one, [Plan.Write] is used: the writable roots carved around
@@ -71,6 +75,13 @@ type Plan struct {
 	Protected []string `json:"protected,omitempty"`
 	// DenyRead are the existing paths that cannot be read (resolved).
 	DenyRead []string `json:"deny_read,omitempty"`
+	// ReadOnlyFiles are files inside writable roots that commands must
+	// not change: the policy file in use and the audit log (resolved). In
+	// a mount namespace each is bound read-only over itself and the
+	// folders on the way to it from its writable root are pinned, so
+	// none can be renamed; without one, Write is carved around them. See
+	// [Plan.AddReadOnlyFiles].
+	ReadOnlyFiles []string `json:"read_only_files,omitempty"`
 	// Sockets are the existing Unix sockets (or directories of them)
 	// through which a command could act outside the sandbox: the user's
 	// agents and the host's services (see serviceSockets). Landlock does
@@ -127,7 +138,7 @@ func Unmarshal(b []byte) (Plan, error) {
 			}
 		}
 	}
-	for _, list := range [][]string{p.WritableRoots, p.Protected, p.DenyRead, p.Sockets} {
+	for _, list := range [][]string{p.WritableRoots, p.Protected, p.DenyRead, p.ReadOnlyFiles, p.Sockets} {
 		for _, s := range list {
 			if !filepath.IsAbs(s) {
 				return Plan{}, fmt.Errorf("sandbox: plan names a relative path %q", s)
@@ -144,6 +155,7 @@ const (
 	blockedNetwork = "socket and socketpair of any family but AF_UNIX"
 	blockedIoctls  = "ioctl TIOCSTI and TIOCLINUX (typing into a terminal)"
 	keptCapsText   = "as root, only chown, dac_override, fowner, fsetid, kill, setgid, setuid, net_bind_service, sys_chroot and audit_write, in every set (the bounding set too)"
+	blockedSetID   = "chmod, fchmod, fchmodat, fchmodat2, mknod and mknodat with a set-user-ID or set-group-ID bit, and open, openat and creat making a file with one; openat2 answers ENOSYS (libc falls back to openat)"
 	blockedOthers  = "setpriority, ioprio_set, sched_setscheduler, sched_setparam, sched_setattr and prlimit64 (setting) on any process but the caller (renice/chrt/ionice/prlimit of a pid)"
 )
 
@@ -188,17 +200,19 @@ func (p Plan) String() string {
 	}
 	paths("writable roots", p.WritableRoots)
 	paths("protected (read-only inside writable roots)", p.Protected)
+	paths("read-only files inside writable roots (the policy file, the audit log)", p.ReadOnlyFiles)
 	paths("unreadable", p.DenyRead)
 	paths("sockets of agents and services, covered in the mount namespace (unreachable)", p.Sockets)
 	grants("read grants", p.Read)
 	if len(p.WritableRoots) > 0 {
-		b.WriteString("write, in a mount namespace: the writable roots whole; protected paths bind-mounted read-only; unreadable paths inside them covered by empty mounts\n")
+		b.WriteString("write, in a mount namespace: the writable roots whole (nosuid, nodev), everything else mounted read-only; protected paths and read-only files bind-mounted read-only; unreadable paths inside them covered by empty mounts\n")
 		grants("write grants, without a mount namespace", p.Write)
 	}
 	grants("devices", p.Devices)
 	b.WriteString("syscalls refused (EPERM): " + blockedAlways + "\n")
 	b.WriteString("syscalls refused (EPERM): " + blockedOthers + "\n")
 	b.WriteString("syscalls refused (EPERM): " + blockedIoctls + "\n")
+	b.WriteString("syscalls refused (EPERM): " + blockedSetID + "\n")
 	b.WriteString("capabilities: " + keptCapsText + "\n")
 	b.WriteString("scoped (Landlock ABI 6): no signals or abstract UNIX socket connections to processes outside the sandbox\n")
 	for _, n := range p.Notes {
@@ -326,9 +340,14 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		if !filepath.IsAbs(d) {
 			d = filepath.Join(ws, d)
 		}
+		// Most of the default list is absent: one stat says so, where
+		// EvalSymlinks would lstat each component.
+		if _, err := os.Stat(d); err != nil {
+			continue // nothing there to protect
+		}
 		real, err := filepath.EvalSymlinks(d)
 		if err != nil {
-			continue // nothing there to protect
+			continue
 		}
 		if real == "/" {
 			return Plan{}, fmt.Errorf("sandbox: deny_read %q is the root directory: nothing could run", d)
@@ -352,10 +371,7 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	plan.Sockets = existingSockets(sockets)
 
 	plan.Read = carve("/", plan.DenyRead, AccessRead)
-	for _, r := range plan.WritableRoots {
-		excluded := append(slices.Clone(plan.Protected), plan.DenyRead...)
-		plan.Write = append(plan.Write, carve(r, excluded, AccessReadWrite)...)
-	}
+	plan.carveWrite()
 	for _, d := range deviceFiles {
 		plan.Devices = append(plan.Devices, Grant{Path: d, Access: AccessReadWrite})
 	}
@@ -372,6 +388,46 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	return plan, nil
 }
 
+// carveWrite computes Write: the writable roots carved around the
+// protected, unreadable and read-only paths.
+func (p *Plan) carveWrite() {
+	p.Write = nil
+	excluded := slices.Concat(p.Protected, p.DenyRead, p.ReadOnlyFiles)
+	for _, r := range p.WritableRoots {
+		p.Write = append(p.Write, carve(r, excluded, AccessReadWrite)...)
+	}
+}
+
+// AddReadOnlyFiles keeps files that lie inside writable roots read-only
+// for commands: the policy file in use and the audit log, which a command
+// could otherwise rewrite (a policy of danger-full-access for the next
+// run) or truncate and forge. Each is resolved through symbolic links;
+// missing ones, and those outside every writable root (read-only
+// already), are skipped. Plans without writable roots are left as they
+// are.
+func (p *Plan) AddReadOnlyFiles(files ...string) {
+	added := false
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil || !slices.ContainsFunc(p.WritableRoots, func(r string) bool { return within(real, r) }) {
+			continue
+		}
+		p.ReadOnlyFiles = append(p.ReadOnlyFiles, real)
+		added = true
+	}
+	if added {
+		p.ReadOnlyFiles = dedupe(p.ReadOnlyFiles)
+		p.carveWrite()
+	}
+}
+
 // serviceSockets names the sockets through which a sandboxed command
 // could act outside the sandbox, with the user's keys or as root: the
 // ssh-agent ($SSH_AUTH_SOCK), the gpg and keyring agents, the user's and
@@ -382,16 +438,65 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 // still start its own server (xvfb-run). A variable, so tests compile
 // plans without the host's.
 var serviceSockets = func(home string) []string {
-	run := "/run/user/" + strconv.Itoa(os.Getuid())
+	uid := strconv.Itoa(os.Getuid())
+	// The user's runtime directory is the user's services and nothing a
+	// command needs: D-Bus, systemd, the sound and display servers, the
+	// agents, editors' and terminals' control sockets (VS Code, emacs,
+	// zellij, wezterm). It is covered whole.
+	run := "/run/user/" + uid
 	x11, _ := filepath.Glob("/tmp/.X11-unix/X*")
-	return append(x11,
-		run+"/pulse/native", run+"/pipewire-0", run+"/wayland-0", run+"/wayland-1",
-		os.Getenv("SSH_AUTH_SOCK"), run+"/gnupg", run+"/keyring", run+"/gcr",
-		run+"/bus", run+"/systemd/private", run+"/docker.sock", run+"/podman",
+	// Terminal multiplexers and agents that keep their sockets in /tmp:
+	// a command that reached tmux's or screen's server would type into
+	// the user's own shells, outside the sandbox.
+	var tmp []string
+	for _, pattern := range []string{
+		"/tmp/tmux-" + uid, os.Getenv("TMUX_TMPDIR") + "/tmux-" + uid,
+		"/tmp/ssh-*/agent.*", "/tmp/ssh-*", "/tmp/emacs" + uid, "/tmp/vscode-*.sock", "/tmp/kitty-*",
+		"/tmp/zellij-" + uid, "/run/screen/S-*", "/var/run/screen/S-*", "/tmp/screens/S-*",
+	} {
+		m, _ := filepath.Glob(pattern)
+		tmp = append(tmp, m...)
+	}
+	sockets := append(x11, tmp...)
+	sockets = append(sockets, olderSockets(programStart, "/tmp", "/var/tmp", "/dev/shm", os.Getenv("TMPDIR"))...)
+	return append(sockets,
+		run, os.Getenv("SSH_AUTH_SOCK"), strings.Split(os.Getenv("TMUX"), ",")[0],
 		"/run/dbus/system_bus_socket", "/run/systemd/private",
 		"/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock",
 		"/run/podman/podman.sock", "/run/snapd.socket", "/run/snapd-snap.socket",
 	)
+}
+
+// programStart is when this program started: a Unix socket in a shared
+// temporary directory that is older belongs to the host (a daemon, the
+// user's tmux), one that is newer may be a session's own (a dev server
+// another session connects to).
+var programStart = time.Now()
+
+// olderSockets lists the bound Unix sockets (from /proc/net/unix: no
+// walk of the file system) that lie under the given directories and were
+// made before t.
+func olderSockets(t time.Time, dirs ...string) []string {
+	b, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		// Num RefCount Protocol Flags Type St Inode Path
+		f := strings.Fields(line)
+		if len(f) < 8 || !strings.HasPrefix(f[7], "/") {
+			continue
+		}
+		p := f[7]
+		if !slices.ContainsFunc(dirs, func(d string) bool { return d != "" && filepath.IsAbs(d) && within(p, filepath.Clean(d)) }) {
+			continue
+		}
+		if info, err := os.Lstat(p); err == nil && info.Mode()&fs.ModeSocket != 0 && info.ModTime().Before(t) {
+			out = append(out, p)
+		}
+	}
+	return dedupe(out)
 }
 
 // maxSocketScan bounds the entries socketsUnder visits in one unreadable

@@ -416,3 +416,42 @@ func TestCompileSockets(t *testing.T) {
 		t.Fatalf("the plan does not show the sockets:\n%s", plan)
 	}
 }
+
+// TestAddReadOnlyFiles: files inside writable roots are added resolved,
+// and carved out of the write grants with the folders on the way to them;
+// missing files and files outside every writable root are skipped.
+func TestAddReadOnlyFiles(t *testing.T) {
+	root, ws := tree(t)
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	plan, err := Compile(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mkdir(t, ws+"/ci")
+	for _, f := range []string{ws + "/ci/policy.toml", ws + "/audit.jsonl", root + "/home/outside.toml"} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	symlink(t, ws+"/ci/policy.toml", ws+"/policy-link.toml")
+	plan.AddReadOnlyFiles(ws+"/policy-link.toml", ws+"/audit.jsonl", ws+"/missing.toml", root+"/home/outside.toml", "")
+	if want := []string{ws + "/audit.jsonl", ws + "/ci/policy.toml"}; !slices.Equal(plan.ReadOnlyFiles, want) {
+		t.Fatalf("ReadOnlyFiles %v, want %v", plan.ReadOnlyFiles, want)
+	}
+	for _, path := range []string{ws + "/ci/policy.toml", ws + "/ci", ws + "/audit.jsonl"} {
+		if covers(plan.Write, path, AccessReadWrite) {
+			t.Errorf("%s is writable without a mount namespace", path)
+		}
+	}
+	if !covers(plan.Write, ws+"/sub", AccessReadWrite) {
+		t.Errorf("%s/sub is no longer writable", ws)
+	}
+	if !strings.Contains(plan.String(), "read-only files inside writable roots") {
+		t.Errorf("String does not list them:\n%s", plan)
+	}
+	b, _ := plan.Marshal()
+	if back, err := Unmarshal(b); err != nil || !slices.Equal(back.ReadOnlyFiles, plan.ReadOnlyFiles) {
+		t.Fatalf("round trip: %v %v", err, back.ReadOnlyFiles)
+	}
+}

@@ -58,6 +58,14 @@ func newFilter(network bool) (*seccomp.ScmpFilter, error) {
 		f.Release()
 		return nil, err
 	}
+	if err := addSetID(f, eperm); err != nil {
+		f.Release()
+		return nil, err
+	}
+	if err := addNoUserNamespaces(f, eperm); err != nil {
+		f.Release()
+		return nil, err
+	}
 	if !network {
 		notUnix, err := seccomp.MakeCondition(0, seccomp.CompareNotEqual, unix.AF_UNIX)
 		if err != nil {
@@ -163,6 +171,112 @@ func addTerminalInput(f *seccomp.ScmpFilter, eperm seccomp.ScmpAction) error {
 		}
 		if err := f.AddRuleConditional(sc, eperm, []seccomp.ScmpCondition{c}); err != nil {
 			return fmt.Errorf("seccomp: refusing ioctl %#x (typing into a terminal): %w", req, err)
+		}
+	}
+	return nil
+}
+
+// setIDCalls are the calls that set a file's mode, with the argument
+// holding the mode: the chmod family, and mknod (which makes regular files
+// too). Calls that create a file with a mode (open, openat, creat) are in
+// addSetID.
+var setIDCalls = []struct {
+	name string
+	arg  uint
+}{
+	{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"fchmodat2", 2}, {"mknod", 1}, {"mknodat", 2},
+}
+
+// fchmodat2 (Linux 6.6) has the same number on every architecture Go
+// and libseccomp share; libseccomp before 2.5.5 does not know its name.
+const sysFchmodat2 = 452
+
+// oTmpfile is O_TMPFILE without O_DIRECTORY: the bit that makes open
+// create an unnamed file (which linkat can then name).
+const oTmpfile = unix.O_TMPFILE &^ unix.O_DIRECTORY
+
+// addSetID refuses (EPERM) to make a set-user-ID or set-group-ID file: a
+// mode with S_ISUID or S_ISGID in the chmod family and mknod, and in open,
+// openat and creat when they create (O_CREAT, O_TMPFILE). The host would
+// run such a file with its owner's rights — root's, when the sandbox runs
+// as root — and nosuid mounts hold only inside the sandbox. openat2 takes
+// its mode in a structure a filter cannot read: it answers ENOSYS, and
+// libc and Go fall back to openat.
+func addSetID(f *seccomp.ScmpFilter, eperm seccomp.ScmpAction) error {
+	lookup := func(name string) (seccomp.ScmpSyscall, bool) {
+		sc, err := seccomp.GetSyscallFromName(name)
+		if err != nil && name == "fchmodat2" {
+			return seccomp.ScmpSyscall(sysFchmodat2), true
+		}
+		return sc, err == nil
+	}
+	bit := func(arg uint, b uint64) seccomp.ScmpCondition {
+		c, _ := seccomp.MakeCondition(arg, seccomp.CompareMaskedEqual, b, b)
+		return c
+	}
+	refuse := func(name string, conds ...seccomp.ScmpCondition) error {
+		sc, ok := lookup(name)
+		if !ok {
+			return nil // not on this architecture
+		}
+		if err := f.AddRuleConditional(sc, eperm, conds); err != nil {
+			return fmt.Errorf("seccomp: refusing set-id modes in %s: %w", name, err)
+		}
+		return nil
+	}
+	for _, id := range []uint64{unix.S_ISUID, unix.S_ISGID} {
+		for _, c := range setIDCalls {
+			if err := refuse(c.name, bit(c.arg, id)); err != nil {
+				return err
+			}
+		}
+		if err := refuse("creat", bit(1, id)); err != nil {
+			return err
+		}
+		for _, create := range []uint64{unix.O_CREAT, oTmpfile} {
+			if err := refuse("open", bit(1, create), bit(2, id)); err != nil {
+				return err
+			}
+			if err := refuse("openat", bit(2, create), bit(3, id)); err != nil {
+				return err
+			}
+		}
+	}
+	sc, ok := lookup("openat2")
+	if !ok {
+		return nil
+	}
+	if err := f.AddRule(sc, seccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))); err != nil {
+		return fmt.Errorf("seccomp: openat2 as unknown: %w", err)
+	}
+	return nil
+}
+
+// addNoUserNamespaces refuses new user namespaces (unshare and clone with
+// CLONE_NEWUSER): in one, a command holds every capability again, over
+// namespaces of its own. Landlock still confines it there, but each
+// capability opens kernel code an unprivileged process never reaches
+// (new mounts of tmpfs, sysfs, cgroup2, binfmt_misc through fsopen: the
+// path of several kernel exploits). clone3 passes its flags in a
+// structure a filter cannot read: it answers ENOSYS, and libc falls back
+// to clone (Go does not use it).
+func addNoUserNamespaces(f *seccomp.ScmpFilter, eperm seccomp.ScmpAction) error {
+	newUser, err := seccomp.MakeCondition(0, seccomp.CompareMaskedEqual, unix.CLONE_NEWUSER, unix.CLONE_NEWUSER)
+	if err != nil {
+		return fmt.Errorf("seccomp: condition CLONE_NEWUSER: %w", err)
+	}
+	for _, name := range []string{"unshare", "clone"} {
+		sc, err := seccomp.GetSyscallFromName(name)
+		if err != nil {
+			continue
+		}
+		if err := f.AddRuleConditional(sc, eperm, []seccomp.ScmpCondition{newUser}); err != nil {
+			return fmt.Errorf("seccomp: refusing user namespaces in %s: %w", name, err)
+		}
+	}
+	if sc, err := seccomp.GetSyscallFromName("clone3"); err == nil {
+		if err := f.AddRule(sc, seccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))); err != nil {
+			return fmt.Errorf("seccomp: clone3 as unknown: %w", err)
 		}
 	}
 	return nil

@@ -32,7 +32,8 @@ func ThreadAvailable() error {
 
 // ApplyThread enforces a plan encoded by [Plan.Marshal] on the calling OS
 // thread only, for the command it forks next: a mount namespace of the
-// thread's own with the protected paths read-only and the unreadable
+// thread's own where everything but the writable roots is read-only, the
+// read-only files and protected paths are read-only and the unreadable
 // paths inside writable roots covered, no_new_privs, Landlock (restrict
 // without TSYNC), and the seccomp filter (without TSYNC). tty is the
 // session's terminal ("" for none), granted with ioctls.
@@ -61,6 +62,11 @@ func ApplyThread(payload []byte, tty string) error {
 	}
 	if err := mountLayer(plan); err != nil {
 		return err
+	}
+	if reenterWorkdir() != nil {
+		// The program's own directory is out of reach; the command goes
+		// into its own (the fork changes to it), or starts at the root.
+		unix.Chdir("/")
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)

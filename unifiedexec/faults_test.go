@@ -28,7 +28,7 @@ func TestKillIgnoringSIGTERM(t *testing.T) {
 				t.Fatal(err)
 			}
 			if k.ExitCode == nil || *k.ExitCode != 128+9 {
-				t.Fatalf("want SIGKILL (137), got %+v", k)
+				t.Fatalf("want SIGKILL (137), got exit %v: %+v", fmtCode(k.ExitCode), k)
 			}
 			if el := time.Since(start); el > 10*time.Second {
 				t.Fatalf("kill took %v", el)
@@ -121,4 +121,11 @@ os.write(1, b"flood-done\r\n")'`
 			t.Fatal("Kill did not return in 20 s")
 		}
 	}
+}
+
+func fmtCode(c *int) string {
+	if c == nil {
+		return "none"
+	}
+	return fmt.Sprint(*c)
 }

@@ -74,6 +74,9 @@ func cmdPolicy(args []string) int {
 			if err != nil {
 				fmt.Printf("sandbox:  %v\n", err)
 			} else {
+				if pol.Source != policy.DefaultSource {
+					plan.AddReadOnlyFiles(pol.Source, pol.Audit.Path)
+				}
 				fmt.Printf("sandbox:\n")
 				fmt.Print(indent(plan.String()))
 			}

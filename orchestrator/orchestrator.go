@@ -46,6 +46,7 @@ type Config struct {
 type Orchestrator struct {
 	pol    *policy.Policy
 	ws     string
+	home   string // the user's home directory, for rules on ~
 	m      *unifiedexec.Manager
 	prompt approval.Prompter
 	status sandbox.Status
@@ -72,6 +73,7 @@ func New(cfg Config) (*Orchestrator, error) {
 		return nil, fmt.Errorf("workspace %q is not a directory", ws)
 	}
 	o.ws = ws
+	o.home, _ = os.UserHomeDir()
 	if cfg.Status != nil {
 		o.status = *cfg.Status
 	} else {
@@ -193,7 +195,7 @@ func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Resp
 		}
 	}
 	areq := approval.Request{
-		Argv: []string{shell, flag, req.Cmd}, Cwd: cwd, TTY: req.TTY,
+		Argv: []string{shell, flag, req.Cmd}, Cwd: cwd, TTY: req.TTY, Home: o.home,
 		Escalated: req.Escalate, Justification: req.Justification,
 	}
 	prompter := req.Prompter
@@ -319,7 +321,7 @@ func (o *Orchestrator) approve(ctx context.Context, p approval.Prompter, areq ap
 		ev.Event, ev.By = "approved", approval.ByCache
 		return o.audit.write(ev)
 	}
-	q := approval.Question{Kind: approval.KindApprove, Request: areq, Reason: d.Reason, Rule: d.Rule, Sandbox: d.Sandbox}
+	q := approval.Question{Kind: approval.KindApprove, Request: areq, Reason: d.Reason, Rule: d.Rule, Sandbox: d.Sandbox, Unjudged: d.Unjudged}
 	ans, err := p.Ask(ctx, q)
 	if err != nil {
 		if isNeedInput(err) {
@@ -451,7 +453,7 @@ type RunRequest struct {
 // (exit 125).
 func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 	started := time.Now()
-	areq := approval.Request{Argv: req.Argv, Cwd: o.ws}
+	areq := approval.Request{Argv: req.Argv, Cwd: o.ws, Home: o.home}
 	pol := *o.pol
 	if req.Sandbox != "" {
 		pol.Sandbox.Mode = req.Sandbox

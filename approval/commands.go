@@ -83,6 +83,20 @@ func (c Command) upTo(n int) Command {
 	return d
 }
 
+// String shows the command: literal words quoted as the shell needs,
+// computed ones as written.
+func (c Command) String() string {
+	q := make([]string, len(c.Argv))
+	for i, a := range c.Argv {
+		if c.kind(i) == wordLiteral {
+			q[i] = quote(a)
+		} else {
+			q[i] = a
+		}
+	}
+	return strings.Join(q, " ")
+}
+
 // Unknown says why part of the command is known only when it runs, or
 // "" when all of it is written out.
 func (c Command) Unknown() string {
@@ -142,11 +156,20 @@ func (ps *parser) unknown(c Command, format string, a ...any) {
 	ps.p.Commands = append(ps.p.Commands, Command{Argv: c.Argv, kinds: c.kinds, tails: c.tails, whole: why})
 }
 
-const maxDepth = 8
+const (
+	maxDepth    = 8
+	maxCommands = 1024
+)
 
 // add records c and what it runs.
 func (ps *parser) add(c Command, depth int) {
 	if len(c.Argv) == 0 {
+		return
+	}
+	if len(ps.p.Commands) >= maxCommands {
+		if last := ps.p.Commands[len(ps.p.Commands)-1]; last.whole == "" {
+			ps.unknown(c, "the line holds too many commands to judge")
+		}
 		return
 	}
 	if depth > maxDepth {

@@ -144,7 +144,7 @@ func Decide(req Request, p *policy.Policy) Decision {
 					hit = true
 				case CouldMatch:
 					if d.Unjudged == nil || strictness[r.Decision] > strictness[d.Unjudged.Rule.Decision] {
-						d.Unjudged = &Unjudged{Command: Canonical(cmd.Argv), Why: cmd.Unknown(), Rule: r}
+						d.Unjudged = &Unjudged{Command: cmd.String(), Why: cmd.Unknown(), Rule: r}
 					}
 				}
 			}
@@ -164,7 +164,12 @@ func Decide(req Request, p *policy.Policy) Decision {
 	}
 	refuseUnderNever := func(why string) Decision {
 		d.Outcome = Forbidden
-		d.Reason = "approval mode is never, so nobody can be asked: " + why + "; change [approval] mode or add an allow rule to the policy"
+		d.Reason = "approval mode is never, so nobody can be asked: " + why
+		if d.Unjudged != nil && d.Rule == nil {
+			d.Reason += "; spell the command out so that the rules can judge it"
+		} else {
+			d.Reason += "; change [approval] mode or add an allow rule to the policy"
+		}
 		return d
 	}
 	if strictest != nil {

@@ -2,6 +2,7 @@ package approval
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -38,6 +39,10 @@ type Command struct {
 	more  string     // who adds words when it runs (xargs), or ""
 	whole string     // why what runs is unknown altogether, or ""
 	stdin *string    // the script a literal here-document feeds it, if any
+	// dirs are the directories it may run in, relative to the line's
+	// working directory (nil: that one): a cd anywhere in the line may
+	// have led there. "" is a directory known only when it runs.
+	dirs []string
 }
 
 // wordKind is how much is known of a word before the command runs.
@@ -72,6 +77,30 @@ func (c Command) from(i int) Command {
 	d.kinds = c.kinds[min(i, len(c.kinds)):]
 	d.tails = c.tails[min(i, len(c.tails)):]
 	return d
+}
+
+// in returns the command run in directory d (computed: known only when
+// it runs), relative to the directories c may run in.
+func (c Command) in(d string, computed bool) Command {
+	dirs := c.dirs
+	if len(dirs) == 0 {
+		dirs = []string{"."}
+	}
+	c.dirs = nil
+	for _, from := range dirs {
+		to := ""
+		switch {
+		case computed || from == "":
+		case strings.HasPrefix(d, "/") || strings.HasPrefix(d, "~"):
+			to = d
+		default:
+			to = path.Join(from, d)
+		}
+		if !slices.Contains(c.dirs, to) {
+			c.dirs = append(c.dirs, to)
+		}
+	}
+	return c
 }
 
 // upTo returns the command's first n words.
@@ -116,6 +145,9 @@ func (c Command) Unknown() string {
 	if c.more != "" {
 		return c.more + " adds arguments read from its input"
 	}
+	if slices.Contains(c.dirs, "") {
+		return "it may run in a directory a cd computes, so its relative paths are known only when it runs"
+	}
 	return ""
 }
 
@@ -141,6 +173,67 @@ type parser struct {
 	// bound are the variables the scripts of the line set, true for
 	// those only ever set to $(mktemp ...) ([parser.bindings]).
 	bound map[string]bool
+	// dirs are the directories the line's cd commands may lead to.
+	dirs []string
+}
+
+// maxDirs bounds the directories followed; beyond, one is unknown.
+const maxDirs = 16
+
+// chdir records that the line may change to directory t ("" unknown).
+func (ps *parser) chdir(t string) {
+	add := func(d string) {
+		if len(ps.dirs) >= maxDirs {
+			d = ""
+		}
+		if !slices.Contains(ps.dirs, d) {
+			ps.dirs = append(ps.dirs, d)
+		}
+	}
+	if len(ps.dirs) == 0 {
+		ps.dirs = []string{"."}
+	}
+	switch {
+	case t == "" || strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~"):
+		add(t)
+	default:
+		for _, d := range slices.Clone(ps.dirs) {
+			if d != "" {
+				add(path.Join(d, t))
+			}
+		}
+	}
+}
+
+// cd records where a cd or pushd may lead.
+func (ps *parser) cd(args []*syntax.Word) {
+	for _, w := range args {
+		v, ok := wordLit(w)
+		switch {
+		case ok && (v == "-" || strings.HasPrefix(v, "+")):
+			return // back to a directory already followed
+		case ok && strings.HasPrefix(v, "-") && v != "--":
+			continue // -L, -P, -e, -@, -n
+		case ok && v == "--":
+			continue
+		case ok:
+			ps.chdir(v)
+		default:
+			// "$HOME/src" is a literal path under ~; anything else computed.
+			if x := ps.evalWord(w, false); x.kind == wordLiteral {
+				for _, h := range []string{"$HOME", "${HOME}"} {
+					if x.text == h || strings.HasPrefix(x.text, h+"/") {
+						x.text = "~" + x.text[len(h):]
+					}
+				}
+				ps.chdir(x.text)
+			} else {
+				ps.chdir("")
+			}
+		}
+		return
+	}
+	ps.chdir("~") // cd alone: home
 }
 
 func (ps *parser) opaque(format string, a ...any) {
@@ -504,7 +597,7 @@ func (ps *parser) script(src string, depth int) {
 			if len(n.Args) == 0 {
 				return true // assignments only
 			}
-			c := Command{stdin: ps.stdin[n]}
+			c := Command{stdin: ps.stdin[n], dirs: ps.dirs}
 			computed := false
 			for i, w := range n.Args {
 				if _, ok := wordLit(w); !ok {
@@ -904,7 +997,11 @@ func (ps *parser) bindings(f *syntax.File) {
 			if len(n.Args) == 0 {
 				break
 			}
-			if name, ok := wordLit(n.Args[0]); ok && slices.Contains(binders, filepath.Base(name)) {
+			name, _ := wordLit(n.Args[0])
+			if name == "cd" || name == "pushd" {
+				ps.cd(n.Args[1:])
+			}
+			if slices.Contains(binders, filepath.Base(name)) {
 				for _, w := range n.Args[1:] {
 					if v, ok := wordLit(w); ok {
 						v, _, _ = strings.Cut(v, "=")

@@ -138,7 +138,7 @@ func (m Matcher) Matches(r *policy.Rule, c Command) Matching {
 			switch {
 			case s.subUnknown != nil && (s.subUnknown.kind != wordOne || m.couldBe(s.subUnknown.tail, alts)):
 				res = CouldMatch
-			case len(s.operands) > 0 && slices.ContainsFunc(alts, func(a string) bool { return m.sameOperand(s.operands[0], a) }):
+			case len(s.operands) > 0 && slices.Contains(alts, s.operands[0]):
 				cursor = 1
 			case len(s.operands) == 0 && spend(alts):
 			default:
@@ -146,11 +146,14 @@ func (m Matcher) Matches(r *policy.Rule, c Command) Matching {
 			}
 			continue
 		}
-		j := slices.IndexFunc(s.operands[min(cursor, len(s.operands)):], func(w string) bool {
-			return slices.ContainsFunc(alts, func(a string) bool { return m.sameOperand(w, a) })
-		})
-		if j >= 0 {
+		rest := s.operands[min(cursor, len(s.operands)):]
+		if j := slices.IndexFunc(rest, func(w string) bool { return m.operand(w, alts, c.dirs) == Matches }); j >= 0 {
 			cursor += j + 1
+			continue
+		}
+		if j := slices.IndexFunc(rest, func(w string) bool { return m.operand(w, alts, c.dirs) == CouldMatch }); j >= 0 {
+			cursor += j + 1
+			res = CouldMatch
 			continue
 		}
 		if !spend(alts) {
@@ -158,6 +161,43 @@ func (m Matcher) Matches(r *policy.Rule, c Command) Matching {
 		}
 	}
 	return res
+}
+
+// operand reports how the command's word w, run in one of the
+// directories dirs ([Command] keeps those a cd may have led to), is one
+// of the pattern's words alts.
+func (m Matcher) operand(w string, alts, dirs []string) Matching {
+	if slices.Contains(alts, w) {
+		return Matches
+	}
+	if len(dirs) == 0 {
+		dirs = []string{"."}
+	}
+	unknownDir := false
+	for _, d := range dirs {
+		if d == "" {
+			unknownDir = true
+			continue
+		}
+		pw, ok := m.abs(w, d)
+		if !ok {
+			continue
+		}
+		for _, a := range alts {
+			if pa, ok := m.abs(a, "."); ok && samePath(pw, pa) {
+				return Matches
+			}
+		}
+	}
+	if unknownDir && relative(w) && m.couldBe("/"+w, alts) {
+		return CouldMatch // cd "$dir" && rm -rf *
+	}
+	return NoMatch
+}
+
+func relative(w string) bool {
+	_, ok := Matcher{}.abs(w, "")
+	return !ok && w != ""
 }
 
 // shape is a command taken apart for matching.
@@ -268,7 +308,7 @@ func (m Matcher) couldBe(tail string, alts []string) bool {
 			}
 			continue
 		}
-		if p, ok := m.path(a); ok && !isGlob(p) && strings.HasSuffix(p, tail) || strings.HasSuffix(a, tail) {
+		if p, ok := m.abs(a, "."); ok && !isGlob(p) && strings.HasSuffix(p, tail) || strings.HasSuffix(a, tail) {
 			return true
 		}
 	}
@@ -309,17 +349,10 @@ func (s *shape) hasOption(alts []string) bool {
 	return false
 }
 
-// sameOperand reports whether the command's word w is the pattern's
-// word a: the same text, or the same path.
-func (m Matcher) sameOperand(w, a string) bool {
-	if w == a {
-		return true
-	}
-	pw, okw := m.path(w)
-	pa, oka := m.path(a)
-	if !okw || !oka {
-		return false
-	}
+// samePath reports whether the command's path pw names the pattern's
+// path pa: the same path, a glob of the command that names it, or any
+// glob of the entries of the directory a pattern's "DIR/*" names.
+func samePath(pw, pa string) bool {
 	if pw == pa {
 		return true
 	}
@@ -329,7 +362,6 @@ func (m Matcher) sameOperand(w, a string) bool {
 		ok, _ := path.Match(pw, pa)
 		return ok
 	case wg && ag:
-		// "DIR/*" in a pattern: any glob of DIR's entries.
 		return path.Base(pa) == "*" && path.Dir(pw) == path.Dir(pa) && !isGlob(path.Dir(pw))
 	}
 	return false
@@ -337,10 +369,11 @@ func (m Matcher) sameOperand(w, a string) bool {
 
 func isGlob(p string) bool { return strings.ContainsAny(p, "*?[") }
 
-// path returns the word as a clean path, with every spelling of the home
-// directory turned into Home (or "~" when Home is unknown), and whether
-// the word is a path at all.
-func (m Matcher) path(w string) (string, bool) {
+// abs returns the word w as a clean absolute path, with every spelling
+// of the home directory turned into Home (or "~" when Home is unknown),
+// a relative one resolved against dir (absolute, under ~, or relative to
+// Cwd), and whether the word is a path known before the command runs.
+func (m Matcher) abs(w, dir string) (string, bool) {
 	for _, h := range []string{"$HOME", "${HOME}"} {
 		if w == h || strings.HasPrefix(w, h+"/") {
 			w = "~" + w[len(h):]
@@ -360,8 +393,15 @@ func (m Matcher) path(w string) (string, bool) {
 	if path.IsAbs(w) {
 		return path.Clean(w), true
 	}
-	if path.IsAbs(m.Cwd) {
+	if dir == "" || dir == "." {
+		if !path.IsAbs(m.Cwd) || dir == "" {
+			return "", false
+		}
 		return path.Join(m.Cwd, w), true
 	}
-	return "", false
+	base, ok := m.abs(dir, ".")
+	if !ok {
+		return "", false
+	}
+	return path.Join(base, w), true
 }

@@ -212,6 +212,19 @@ func TestRulesSeeThrough(t *testing.T) {
 		{"eval rm", sh("eval rm -rf '~'"), F},
 		{"heredoc rm", sh("sh <<'EOF'\nrm -rf ~\nEOF"), F},
 
+		// A cd to the home or the root, before or after (in a loop).
+		{"cd && rm -rf *", sh("cd && rm -rf *"), F},
+		{"cd ~ && rm -rf .", sh("cd ~ && rm -rf ."), F},
+		{"cd / && rm -rf *", sh("cd / ; rm -rf *"), F},
+		{"cd .. && rm -rf *", sh("cd .. && rm -rf ./*"), F},
+		{"cd $HOME", sh(`cd "$HOME" && rm -rf .*`), F},
+		{"cd $HOME/", sh(`cd $HOME/ && rm -rf *`), F},
+		{"pushd", sh("pushd / && rm -rf *"), F},
+		{"cd later in a loop", sh("for i in 1 2; do rm -rf *; cd ~; done"), F},
+		{"env -C", sh("env -C / rm -rf *"), F},
+		{"env --chdir ~", sh("env --chdir ~ rm -rf ."), F},
+		{"rm -rf . in the home", []string{"rm", "-rf", "../."}, F},
+
 		// Changing user.
 		{"sudo", sh("sudo id"), F},
 		{"sudo -u", sh("sudo -u root id"), F},
@@ -263,6 +276,7 @@ func TestRulesOrdinaryCommands(t *testing.T) {
 		// the agent's to choose.
 		"rm $f", "rm -rf $BUILD_DIR", `rm -rf "$dir"`, "git $sub", `rm -rf "$TMPDIR"/x`,
 		"f=$(mktemp) && echo t > $f && rm -f $f", `d="$(mktemp -d)"; rm -rf "$d"`,
+		"cd build && rm -rf *", "cd $HOME/ws/x && rm -rf *", "cd /tmp/x && rm -rf *", `cd "$d" && rm -rf build`, "cd && ls; rm -rf ws/build",
 		"chrt -i -p 0 $PPID", "ionice -c 3 -p $PPID", "taskset -p 1 $PPID", "prlimit --pid $PPID --cpu=1:1",
 	} {
 		if s == "rm -rf ~/." {
@@ -312,6 +326,8 @@ func TestUnjudgeable(t *testing.T) {
 		{"args=$(cat f); rm $args", "computed"},
 		{"env $CMD", "computed"},
 		{`bash -c "$CMD"`, "computed"},
+		{`cd "$d" && rm -rf *`, "a cd computes"},
+		{`d=$(cat f); cd $d; rm -rf alice`, "a cd computes"},
 		{"eval \"$x\"", "eval"},
 		{"eval $(cat f)", "eval"},
 		{"source ./env.sh", "source"},

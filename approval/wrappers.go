@@ -276,6 +276,9 @@ func (ps *parser) unwrap(name string, w wrapper, c Command, depth int) {
 				ps.script(v+" "+Canonical(c.Argv[s:]), depth+1)
 				continue
 			}
+			if d, di, ok := w.opts.value(c, 1, s, 'C', "chdir"); ok {
+				c = c.in(d, c.kind(di) != wordLiteral) // env -C DIR
+			}
 			i := s
 			for i < len(c.Argv) && c.kind(i) == wordLiteral && (c.Argv[i] == "-" || strings.Contains(c.Argv[i], "=")) {
 				if strings.HasPrefix(c.Argv[i], "BASH_ENV=") {

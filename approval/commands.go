@@ -145,6 +145,11 @@ func (c Command) Unknown() string {
 	if c.more != "" {
 		return c.more + " adds arguments read from its input"
 	}
+	for _, a := range c.Argv {
+		if rest, ok := strings.CutPrefix(a, "~-"); ok && (rest == "" || rest[0] == '/') {
+			return a + " names the previous directory ($OLDPWD), known only when it runs"
+		}
+	}
 	if slices.Contains(c.dirs, "") {
 		return "it may run in a directory a cd computes, so its relative paths are known only when it runs"
 	}

@@ -144,7 +144,11 @@ func Decide(req Request, p *policy.Policy) Decision {
 					hit = true
 				case CouldMatch:
 					if d.Unjudged == nil || strictness[r.Decision] > strictness[d.Unjudged.Rule.Decision] {
-						d.Unjudged = &Unjudged{Command: cmd.String(), Why: cmd.Unknown(), Rule: r}
+						why := cmd.Unknown()
+						if why == "" {
+							why = "part of it is known only when it runs"
+						}
+						d.Unjudged = &Unjudged{Command: cmd.String(), Why: why, Rule: r}
 					}
 				}
 			}
@@ -182,7 +186,10 @@ func Decide(req Request, p *policy.Policy) Decision {
 			d.By, d.Rule = ByRule, strictest
 			why := ruleReason(strictest, "a rule asks for approval")
 			if d.Unjudged != nil {
+				// The rule's sandbox was meant for its own command, not
+				// for a part nobody could read.
 				why += "; and " + d.Unjudged.String()
+				d.Sandbox = p.Sandbox.Mode
 			}
 			if req.Escalated {
 				// One question covers both: approving it runs the

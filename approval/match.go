@@ -65,9 +65,10 @@ const (
 //     necessarily next to the previous one: ["rm", "-r", "/"] matches
 //     `rm -r build /`.
 //   - Operands that are paths are compared as paths: cleaned (//, /., ..,
-//     a trailing /), relative ones resolved against the working
-//     directory, and ~, ~/, ~USER, $HOME, ${HOME} and the home directory
-//     spelled out are all the home directory. A glob in the command
+//     a trailing /), relative ones (and ~+) resolved against the working
+//     directory and every directory a cd or env -C of the line may lead
+//     to, and ~, ~/, ~USER, $HOME, ${HOME} and the home directory spelled
+//     out are all the home directory. A glob in the command
 //     matches a path it would name (/ho?e/al* names /home/alice), and
 //     "DIR/*" in a pattern matches any glob of DIR's entries (~/.*).
 //
@@ -169,6 +170,12 @@ func (m Matcher) Matches(r *policy.Rule, c Command) Matching {
 func (m Matcher) operand(w string, alts, dirs []string) Matching {
 	if slices.Contains(alts, w) {
 		return Matches
+	}
+	if rest, ok := strings.CutPrefix(w, "~-"); ok && (rest == "" || rest[0] == '/') {
+		if m.couldBe(rest, alts) {
+			return CouldMatch // ~- is $OLDPWD
+		}
+		return NoMatch
 	}
 	if len(dirs) == 0 {
 		dirs = []string{"."}
@@ -381,6 +388,9 @@ func (m Matcher) abs(w, dir string) (string, bool) {
 	}
 	if strings.HasPrefix(w, "~") {
 		user, rest, _ := strings.Cut(w[1:], "/")
+		if user == "+" {
+			return m.abs(path.Join(".", rest), dir) // ~+ is $PWD
+		}
 		home := "~"
 		if m.Home != "" {
 			home = path.Clean(m.Home)

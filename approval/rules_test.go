@@ -141,6 +141,26 @@ func TestRulesSeeThrough(t *testing.T) {
 		{"wrappers nested", sh("nice -n 1 timeout -s KILL 5 env -i stdbuf -oL nohup git push"), A},
 		{"unknown long option", sh("timeout --bogus-option X 5 git push"), A},
 		{"find -exec", sh("find . -exec git push \\;"), A},
+		{"/usr/bin/env -S", sh("/usr/bin/env -S 'git push'"), A},
+		{"env -S quoted in the word", sh(`env -S"git push"`), A},
+		{"env -vS", sh("env -vS 'git push'"), A},
+		{"env one word", sh("env '-S git push'"), A},
+		{"timeout -sKILL", sh("timeout -sKILL 1m git push"), A},
+		{"nice -n -5", sh("nice -n -5 git push"), A},
+		{"nice --", sh("nice -- git push"), A},
+		{"xargs -L1", sh("xargs -L1 git push"), A},
+		{"xargs -i", sh("xargs -i git push"), A},
+		{"xargs --replace=", sh("xargs --replace=X git push"), A},
+		{"script -c after the file", sh("script -q /dev/null -c 'git push'"), A},
+		{"sg -", sh("sg - users -c 'git push'"), A},
+		{"chronic --", sh("chronic -- git push"), A},
+		{"ionice -t -c3", sh("ionice -t -c3 git push"), A},
+		{"GIT_DIR= prefix", sh("GIT_DIR=.git git push"), A},
+		{"git --", sh("git -- push"), A},
+		{"git$''", sh("git$'' push"), A},
+		{`g\it`, sh(`g\it push`), A},
+		{"line continuation", sh("rm -rf \\\n ~"), F},
+		{"rm -rf ~ &", sh("rm -rf ~ & wait"), F},
 
 		// Shells and code handed over as a string.
 		{"bash -c", sh("bash -c 'git push'"), A},
@@ -224,6 +244,7 @@ func TestRulesSeeThrough(t *testing.T) {
 		{"env -C", sh("env -C / rm -rf *"), F},
 		{"env --chdir ~", sh("env --chdir ~ rm -rf ."), F},
 		{"rm -rf . in the home", []string{"rm", "-rf", "../."}, F},
+		{"~+ after cd", sh("cd && rm -rf ~+"), F},
 
 		// Changing user.
 		{"sudo", sh("sudo id"), F},
@@ -327,6 +348,7 @@ func TestUnjudgeable(t *testing.T) {
 		{"env $CMD", "computed"},
 		{`bash -c "$CMD"`, "computed"},
 		{`cd "$d" && rm -rf *`, "a cd computes"},
+		{"cd ~; cd /tmp; rm -rf ~-", "OLDPWD"},
 		{`d=$(cat f); cd $d; rm -rf alice`, "a cd computes"},
 		{"eval \"$x\"", "eval"},
 		{"eval $(cat f)", "eval"},
@@ -408,6 +430,9 @@ func TestUnjudgeablePrompt(t *testing.T) {
 	d := Decide(Request{Argv: sh("git push && $x"), Cwd: testCwd, Home: testHome}, p)
 	if d.Outcome != NeedsApproval || d.Rule == nil || !strings.Contains(d.Reason, "cannot be judged") {
 		t.Fatalf("%v by %s: %s", d.Outcome, d.By, d.Reason)
+	}
+	if d.Sandbox != policy.ModeWorkspaceWrite {
+		t.Errorf("sandbox %s: the rule's sandbox does not extend to what nobody could read", d.Sandbox)
 	}
 	d = Decide(Request{Argv: sh("rm -rf ~ && $x"), Cwd: testCwd, Home: testHome}, p)
 	if d.Outcome != Forbidden {

@@ -46,6 +46,10 @@ const (
 	CouldMatch          // part of the command is known only when it runs, and it could match
 )
 
+func (m Matching) String() string {
+	return [...]string{"no match", "matches", "could match"}[m]
+}
+
 // Matcher matches forbid and prompt rules against what a command
 // really does, whatever its spelling:
 //

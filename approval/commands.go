@@ -2,19 +2,22 @@ package approval
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
 // Parsed is a command line taken apart for judging.
 type Parsed struct {
-	// Commands are the simple commands found, each as its literal argv
-	// (a non-literal word is kept as written, e.g. "$f"), with the
-	// commands run by wrappers (env, xargs, timeout, nested shells) added.
-	Commands [][]string
+	// Commands are the simple commands found, with the commands run by
+	// wrappers (env, xargs, timeout, sudo), by nested shells (bash -c,
+	// su -c, script -c), by eval, trap and aliases, and by git aliases
+	// added.
+	Commands []Command
 	// Opaque says why the line cannot be judged statically, or "".
 	Opaque string
 	// Unparsed: a script did not parse, so its commands are unknown and
@@ -22,222 +25,487 @@ type Parsed struct {
 	Unparsed bool
 }
 
-var shells = []string{"bash", "sh", "zsh", "dash", "ksh"}
+// Command is one simple command of a line.
+type Command struct {
+	// Argv is the command's words with the shell's quoting, escapes,
+	// ANSI-C strings and brace expansion undone; a word known only when
+	// the command runs ($x, $(...)) is kept as written. $HOME and
+	// ${HOME} are kept as written and count as literal: matching knows
+	// them.
+	Argv []string
+
+	kinds []wordKind // per word of Argv; nil when every word is literal
+	tails []string   // per computed word, its literal end ("/out" of "$dir/out")
+	more  string     // who adds words when it runs (xargs), or ""
+	whole string     // why what runs is unknown altogether, or ""
+	stdin *string    // the script a literal here-document feeds it, if any
+	// dirs are the directories it may run in, relative to the line's
+	// working directory (nil: that one): a cd anywhere in the line may
+	// have led there. "" is a directory known only when it runs.
+	dirs []string
+}
+
+// wordKind is how much is known of a word before the command runs.
+type wordKind uint8
+
+const (
+	wordLiteral wordKind = iota
+	wordEnv              // a variable of the environment: literal, but not as a command or script
+	wordOne              // computed, exactly one word ("$x")
+	wordMany             // computed, any number of words ($x, $(...))
+	wordPattern          // a glob in command position: any number of words
+)
+
+func (c Command) kind(i int) wordKind {
+	if i >= len(c.kinds) {
+		return wordLiteral
+	}
+	return c.kinds[i]
+}
+
+func (c Command) tail(i int) string {
+	if i >= len(c.tails) {
+		return ""
+	}
+	return c.tails[i]
+}
+
+// from returns the command that starts at word i (what a wrapper runs).
+func (c Command) from(i int) Command {
+	d := c
+	d.Argv = c.Argv[i:]
+	d.kinds = c.kinds[min(i, len(c.kinds)):]
+	d.tails = c.tails[min(i, len(c.tails)):]
+	return d
+}
+
+// in returns the command run in directory d (computed: known only when
+// it runs), relative to the directories c may run in.
+func (c Command) in(d string, computed bool) Command {
+	dirs := c.dirs
+	if len(dirs) == 0 {
+		dirs = []string{"."}
+	}
+	c.dirs = nil
+	for _, from := range dirs {
+		to := ""
+		switch {
+		case computed || from == "":
+		case strings.HasPrefix(d, "/") || strings.HasPrefix(d, "~"):
+			to = d
+		default:
+			to = path.Join(from, d)
+		}
+		if !slices.Contains(c.dirs, to) {
+			c.dirs = append(c.dirs, to)
+		}
+	}
+	return c
+}
+
+// upTo returns the command's first n words.
+func (c Command) upTo(n int) Command {
+	d := c
+	d.Argv = c.Argv[:n]
+	d.kinds = c.kinds[:min(n, len(c.kinds))]
+	d.tails = c.tails[:min(n, len(c.tails))]
+	return d
+}
+
+// String shows the command: literal words quoted as the shell needs,
+// computed ones as written.
+func (c Command) String() string {
+	q := make([]string, len(c.Argv))
+	for i, a := range c.Argv {
+		if c.kind(i) == wordLiteral {
+			q[i] = quote(a)
+		} else {
+			q[i] = a
+		}
+	}
+	return strings.Join(q, " ")
+}
+
+// Unknown says why part of the command is known only when it runs, or
+// "" when all of it is written out.
+func (c Command) Unknown() string {
+	if c.whole != "" {
+		return c.whole
+	}
+	for i, k := range c.kinds {
+		switch {
+		case k == wordPattern:
+			return fmt.Sprintf("the command name %s is a pattern (glob), which names whatever files match when it runs", c.Argv[i])
+		case k != wordLiteral && i == 0:
+			return fmt.Sprintf("the command name is computed (%s)", c.Argv[i])
+		case k > wordEnv:
+			return fmt.Sprintf("an argument is computed (%s)", c.Argv[i])
+		}
+	}
+	if c.more != "" {
+		return c.more + " adds arguments read from its input"
+	}
+	for _, a := range c.Argv {
+		if rest, ok := strings.CutPrefix(a, "~-"); ok && (rest == "" || rest[0] == '/') {
+			return a + " names the previous directory ($OLDPWD), known only when it runs"
+		}
+	}
+	if slices.Contains(c.dirs, "") {
+		return "it may run in a directory a cd computes, so its relative paths are known only when it runs"
+	}
+	return ""
+}
+
+var shells = []string{"bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "posh", "fish"}
 
 // interpreters run a script fed on stdin.
-var interpreters = []string{"bash", "sh", "zsh", "dash", "ksh", "python", "python3", "perl", "ruby", "node", "php", "lua", "tclsh", "osascript"}
+var interpreters = []string{"bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "posh", "fish", "python", "python3", "perl", "ruby", "node", "php", "lua", "tclsh", "osascript"}
 
 // Parse takes argv apart: [bash|sh|zsh, -c|-lc|-l -c, SCRIPT] is parsed
 // with mvdan.cc/sh into its commands; anything else is one command.
 func Parse(argv []string) Parsed {
-	var p Parsed
-	p.add(argv, 0)
-	return p
+	ps := parser{p: &Parsed{}, stdin: map[*syntax.CallExpr]*string{}, bound: map[string]bool{}}
+	ps.add(Command{Argv: argv}, 0)
+	return *ps.p
 }
 
-func (p *Parsed) opaque(format string, a ...any) {
-	if p.Opaque == "" {
-		p.Opaque = fmt.Sprintf(format, a...)
+// parser holds the state of one Parse.
+type parser struct {
+	p *Parsed
+	// stdin holds the literal scripts that here-documents and
+	// here-strings feed to a command.
+	stdin map[*syntax.CallExpr]*string
+	// bound are the variables the scripts of the line set, true for
+	// those only ever set to $(mktemp ...) ([parser.bindings]).
+	bound map[string]bool
+	// dirs are the directories the line's cd commands may lead to.
+	dirs []string
+}
+
+// maxDirs bounds the directories followed; beyond, one is unknown.
+const maxDirs = 16
+
+// chdir records that the line may change to directory t ("" unknown).
+func (ps *parser) chdir(t string) {
+	add := func(d string) {
+		if len(ps.dirs) >= maxDirs {
+			d = ""
+		}
+		if !slices.Contains(ps.dirs, d) {
+			ps.dirs = append(ps.dirs, d)
+		}
+	}
+	if len(ps.dirs) == 0 {
+		ps.dirs = []string{"."}
+	}
+	switch {
+	case t == "" || strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~"):
+		add(t)
+	default:
+		for _, d := range slices.Clone(ps.dirs) {
+			if d != "" {
+				add(path.Join(d, t))
+			}
+		}
 	}
 }
 
-const maxDepth = 8
+// cd records where a cd or pushd may lead.
+func (ps *parser) cd(args []*syntax.Word) {
+	for _, w := range args {
+		v, ok := wordLit(w)
+		switch {
+		case ok && (v == "-" || strings.HasPrefix(v, "+")):
+			return // back to a directory already followed
+		case ok && strings.HasPrefix(v, "-") && v != "--":
+			continue // -L, -P, -e, -@, -n
+		case ok && v == "--":
+			continue
+		case ok:
+			ps.chdir(v)
+		default:
+			// "$HOME/src" is a literal path under ~; anything else computed.
+			if x := ps.evalWord(w, false); x.kind == wordLiteral {
+				for _, h := range []string{"$HOME", "${HOME}"} {
+					if x.text == h || strings.HasPrefix(x.text, h+"/") {
+						x.text = "~" + x.text[len(h):]
+					}
+				}
+				ps.chdir(x.text)
+			} else {
+				ps.chdir("")
+			}
+		}
+		return
+	}
+	ps.chdir("~") // cd alone: home
+}
 
-// add records argv and what it runs.
-func (p *Parsed) add(argv []string, depth int) {
-	if len(argv) == 0 {
+func (ps *parser) opaque(format string, a ...any) {
+	if ps.p.Opaque == "" {
+		ps.p.Opaque = fmt.Sprintf(format, a...)
+	}
+}
+
+// unknown records that c runs code that cannot be seen before it runs.
+func (ps *parser) unknown(c Command, format string, a ...any) {
+	why := fmt.Sprintf(format, a...)
+	ps.opaque("%s", why)
+	ps.p.Commands = append(ps.p.Commands, Command{Argv: c.Argv, kinds: c.kinds, tails: c.tails, whole: why})
+}
+
+const (
+	maxDepth    = 8
+	maxCommands = 1024
+)
+
+// add records c and what it runs.
+func (ps *parser) add(c Command, depth int) {
+	if len(c.Argv) == 0 {
+		return
+	}
+	if len(ps.p.Commands) >= maxCommands {
+		if last := ps.p.Commands[len(ps.p.Commands)-1]; last.whole == "" {
+			ps.unknown(c, "the line holds too many commands to judge")
+		}
 		return
 	}
 	if depth > maxDepth {
-		p.opaque("commands nested too deeply")
+		ps.opaque("commands nested too deeply")
+		ps.unknown(c, "commands are nested too deeply to be read")
 		return
 	}
-	if script, ok := shellScript(argv); ok {
-		p.Commands = append(p.Commands, argv)
-		p.script(script, depth+1)
+	ps.p.Commands = append(ps.p.Commands, c)
+	if c.kind(0) != wordLiteral {
+		return // a computed name: whatever it is, matching treats it so
+	}
+	name := filepath.Base(c.Argv[0])
+	if i, ok := shellScriptAt(c.Argv); ok {
+		if c.kind(i) != wordLiteral {
+			ps.unknown(c, "the script of %s -c is computed (%s)", name, c.Argv[i])
+			return
+		}
+		ps.script(c.Argv[i], depth+1)
 		return
 	}
-	p.Commands = append(p.Commands, argv)
-	name := filepath.Base(argv[0])
 	if slices.Contains(shells, name) {
-		p.opaque("%s runs a script from a file or its input, which cannot be read in advance", name)
+		ps.shell(name, c, depth)
 		return
 	}
 	switch name {
-	case "eval", "source", ".":
-		p.opaque("%s runs code that cannot be read in advance", name)
-	case "watch", "su", "runuser":
-		// These run their command through a shell: judge it as a script.
-		if script, ok := wrappedScript(name, argv[1:]); ok {
-			p.script(script, depth+1)
-		} else if name == "watch" {
-			if inner := wrapped(name, argv[1:]); len(inner) > 0 {
-				p.add(inner, depth+1)
-			}
+	case "eval":
+		ps.opaque("eval runs code that cannot be read in advance")
+		args := c.from(1)
+		if args.Unknown() != "" {
+			ps.unknown(c, "eval runs a computed string (%s)", strings.Join(args.Argv, " "))
+			return
 		}
-	case "flock":
-		if script, ok := wrappedScript(name, argv[1:]); ok {
-			p.script(script, depth+1)
-		} else if inner := wrapped(name, argv[1:]); len(inner) > 0 {
-			p.add(inner, depth+1)
+		ps.script(strings.Join(args.Argv, " "), depth+1)
+	case "source", ".":
+		file := "a file"
+		if len(c.Argv) > 1 {
+			file = c.Argv[1]
 		}
-	case "find":
-		for i, a := range argv {
-			if a == "-exec" || a == "-execdir" || a == "-ok" || a == "-okdir" {
-				inner := argv[i+1:]
-				for j, b := range inner {
-					if b == ";" || b == "+" {
-						inner = inner[:j]
-						break
-					}
+		ps.unknown(c, "%s runs the commands of %s, which cannot be read in advance", name, file)
+	case "trap":
+		ps.trap(c, depth)
+	case "alias":
+		for i, a := range c.Argv[1:] {
+			if _, v, ok := strings.Cut(a, "="); ok {
+				if c.kind(i+1) != wordLiteral {
+					ps.unknown(c, "alias defines a computed command (%s)", a)
+					continue
 				}
-				p.add(inner, depth+1)
+				ps.script(v, depth+1)
 			}
 		}
-	case "exec", "command", "builtin", "nohup", "time", "nice", "ionice", "stdbuf", "setsid", "chroot", "timeout", "env", "xargs", "sudo", "doas", "parallel", "unshare", "nsenter", "strace", "ltrace", "taskset", "chrt", "caffeinate":
-		if inner := wrapped(name, argv[1:]); len(inner) > 0 {
-			p.add(inner, depth+1)
+	case "hash":
+		if slices.Contains(c.Argv[1:], "-p") {
+			ps.unknown(c, "hash -p makes a command name run another program")
+		}
+	case "git":
+		ps.gitAlias(c, depth)
+	case "find":
+		ps.find(c, depth)
+	default:
+		if w, ok := wrappers[name]; ok {
+			ps.unwrap(name, w, c, depth)
 		}
 	}
 }
 
-// valueOpts are, per wrapper, the short options that take a value as the
-// next word (long options are taken as --name=value or as flags).
-var valueOpts = map[string]string{
-	"env":     "uCS",
-	"timeout": "sk",
-	"nice":    "n",
-	"ionice":  "cnp",
-	"stdbuf":  "ioe",
-	"xargs":   "adEILnPs",
-	"sudo":    "ugChpPrtUTDR",
-	"doas":    "uC",
-	"time":    "fo",
-	"exec":    "a",
-	"watch":   "nd",
-	"flock":   "wEc",
-	"su":      "csgG",
-	"runuser": "csgGu",
-	"unshare": "S",
-	"nsenter": "tSGwr",
-	"strace":  "eoOpPsuabEIS",
-	"ltrace":  "eoplnsuaAD",
-	"taskset": "",
-	"chrt":    "",
+// shell judges a shell that is not given -c: it reads its script from a
+// file or from its input, unless a literal here-document feeds it.
+func (ps *parser) shell(name string, c Command, depth int) {
+	for i := 1; i < len(c.Argv); i++ {
+		a := c.Argv[i]
+		switch {
+		case c.kind(i) != wordLiteral:
+			ps.unknown(c, "%s runs a script named by a computed word (%s), which cannot be read in advance", name, a)
+			return
+		case a == "--":
+			if i+1 < len(c.Argv) {
+				ps.unknown(c, "%s runs the script file %s, which cannot be read in advance", name, c.Argv[i+1])
+				return
+			}
+		case a == "-o" || a == "-O" || a == "+o" || a == "+O" || a == "--rcfile" || a == "--init-file":
+			i++
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+		default:
+			ps.unknown(c, "%s runs the script file %s, which cannot be read in advance", name, a)
+			return
+		}
+	}
+	if c.stdin != nil {
+		ps.opaque("a here-document feeds a script to %s", name)
+		ps.script(*c.stdin, depth+1)
+		return
+	}
+	ps.unknown(c, "%s reads its script from its input, which cannot be read in advance", name)
 }
 
-// skipOpts returns the index of the first word after a wrapper's options.
-func skipOpts(name string, args []string) int {
-	vals := valueOpts[name]
-	i := 0
-	for i < len(args) {
-		a := args[i]
-		if a == "--" {
-			return i + 1
+// trap: the action is a script run later.
+func (ps *parser) trap(c Command, depth int) {
+	for i := 1; i < len(c.Argv); i++ {
+		a := c.Argv[i]
+		if c.kind(i) != wordLiteral {
+			ps.unknown(c, "trap sets a computed action (%s)", a)
+			return
 		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			return i
-		}
-		i++
-		if strings.HasPrefix(a, "--") {
+		if a == "--" || a == "-p" || a == "-l" || a == "-P" {
 			continue
 		}
-		// A cluster such as -in1: the first option letter that takes a
-		// value ends the cluster; its value is the rest or the next word.
-		for j := 1; j < len(a); j++ {
-			if strings.IndexByte(vals, a[j]) >= 0 {
-				if j == len(a)-1 {
-					i++ // the value is the next word
-				}
+		if a != "-" {
+			ps.script(a, depth+1)
+		}
+		return
+	}
+}
+
+// gitAlias judges `git -c alias.NAME=VALUE NAME`: the alias a command
+// line defines and runs.
+func (ps *parser) gitAlias(c Command, depth int) {
+	type alias struct {
+		value    string
+		computed bool
+	}
+	aliases := map[string]alias{}
+	record := func(kv string, computed bool) {
+		k, v, _ := strings.Cut(kv, "=")
+		k = strings.ToLower(k)
+		if name, ok := strings.CutPrefix(k, "alias."); ok {
+			aliases[name] = alias{v, computed}
+		}
+	}
+	i := 1
+	for i < len(c.Argv) {
+		a := c.Argv[i]
+		switch {
+		case c.kind(i) != wordLiteral:
+			return // matching treats a computed word here as any subcommand
+		case a == "-c" && i+1 < len(c.Argv):
+			record(c.Argv[i+1], c.kind(i+1) != wordLiteral)
+			i += 2
+		case a == "--config-env" && i+1 < len(c.Argv):
+			record(c.Argv[i+1], true) // the value is an environment variable's
+			i += 2
+		case strings.HasPrefix(a, "--config-env="):
+			record(strings.TrimPrefix(a, "--config-env="), true)
+			i++
+		case slices.Contains(gitValueOptions, a):
+			i += 2
+		case strings.HasPrefix(a, "-"):
+			i++
+		default:
+			al, ok := aliases[strings.ToLower(a)]
+			if !ok {
+				return
+			}
+			rest := c.from(i + 1)
+			switch {
+			case al.computed:
+				ps.unknown(c, "git runs the alias %s, whose definition is computed", a)
+			case strings.HasPrefix(al.value, "!"):
+				ps.script(al.value[1:]+" "+Canonical(rest.Argv), depth+1)
+			default:
+				argv := append(slices.Clone(c.Argv[:i]), strings.Fields(al.value)...)
+				ps.add(Command{Argv: append(argv, rest.Argv...)}, depth+1)
+			}
+			return
+		}
+	}
+}
+
+// gitValueOptions are git's global options that take the next word as
+// their value.
+var gitValueOptions = []string{"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--attr-source", "--shallow-file", "--list-cmds"}
+
+// find judges the commands of -exec, -execdir, -ok and -okdir, with {}
+// standing for each starting point (the first path find passes).
+func (ps *parser) find(c Command, depth int) {
+	i := 1
+	for i < len(c.Argv) {
+		a := c.Argv[i]
+		if a == "-H" || a == "-L" || a == "-P" || strings.HasPrefix(a, "-O") {
+			i++
+		} else if a == "-D" {
+			i += 2
+		} else {
+			break
+		}
+	}
+	var starts []int
+	for ; i < len(c.Argv); i++ {
+		a := c.Argv[i]
+		if c.kind(i) == wordLiteral && (strings.HasPrefix(a, "-") || a == "(" || a == "!" || a == ",") {
+			break
+		}
+		starts = append(starts, i)
+	}
+	for j, a := range c.Argv {
+		if a != "-exec" && a != "-execdir" && a != "-ok" && a != "-okdir" {
+			continue
+		}
+		inner := c.from(j + 1)
+		for k, b := range inner.Argv {
+			if b == ";" || b == "+" {
+				inner = inner.upTo(k)
 				break
 			}
 		}
+		if !slices.ContainsFunc(inner.Argv, func(w string) bool { return strings.Contains(w, "{}") }) {
+			ps.add(inner, depth+1)
+			continue
+		}
+		if len(starts) == 0 {
+			ps.add(substitute(inner, ".", wordLiteral), depth+1)
+		}
+		for _, s := range starts[:min(len(starts), 8)] {
+			ps.add(substitute(inner, c.Argv[s], c.kind(s)), depth+1)
+		}
 	}
-	return i
 }
 
-// wrapped returns the command a wrapper runs, skipping its own options
-// and operands.
-func wrapped(name string, args []string) []string {
-	i := skipOpts(name, args)
-	switch name {
-	case "env":
-		// env -S "cmd args" splits a string into the command.
-		for j := 0; j < i && j < len(args); j++ {
-			a := args[j]
-			split := ""
-			switch {
-			case a == "-S" && j+1 < len(args):
-				split = args[j+1]
-			case strings.HasPrefix(a, "--split-string="):
-				split = strings.TrimPrefix(a, "--split-string=")
-			case strings.HasPrefix(a, "-S") && len(a) > 2:
-				split = a[2:]
-			}
-			if split != "" {
-				return append(strings.Fields(split), args[i:]...)
-			}
-		}
-		for i < len(args) && strings.Contains(args[i], "=") {
-			i++ // NAME=value
-		}
-	case "timeout":
-		i++ // the duration
-	case "flock":
-		i++ // the lock file
-	case "chroot":
-		i++ // the new root
-	case "taskset":
-		i++ // the mask
-	case "chrt":
-		i++ // the priority
-	case "ionice":
-		if slices.ContainsFunc(args[:i], func(a string) bool { return strings.HasPrefix(a, "-p") }) {
-			return nil // ionice -p PID changes a running process
+// substitute replaces {} in c's words with a path of kind k.
+func substitute(c Command, path string, k wordKind) Command {
+	d := Command{Argv: make([]string, len(c.Argv)), kinds: make([]wordKind, len(c.Argv)), tails: c.tails, more: c.more}
+	for i, w := range c.Argv {
+		d.Argv[i] = strings.ReplaceAll(w, "{}", path)
+		d.kinds[i] = c.kind(i)
+		if strings.Contains(w, "{}") {
+			d.kinds[i] = max(d.kinds[i], k)
 		}
 	}
-	if i >= len(args) {
-		return nil
-	}
-	return args[i:]
+	return d
 }
 
-// wrappedScript returns the script of a wrapper that runs a shell
-// command string: su -c, runuser -c, flock -c, and watch (which joins its
-// words into one sh -c string unless given -x).
-func wrappedScript(name string, args []string) (string, bool) {
-	n := skipOpts(name, args)
-	end := n // watch: only its own options
-	switch name {
-	case "flock":
-		end = n + 2 // flock [options] FILE -c COMMAND
-	case "su", "runuser":
-		end = len(args) // su [options] [-] [USER [ARGS...]]: ARGS go to the shell
-	}
-	for j := 0; j < end && j < len(args); j++ {
-		a := args[j]
-		switch {
-		case (a == "-c" || a == "--command") && j+1 < len(args) && name != "watch":
-			return args[j+1], true
-		case strings.HasPrefix(a, "--command=") && name != "watch":
-			return strings.TrimPrefix(a, "--command="), true
-		case name == "watch" && (a == "-x" || a == "--exec"):
-			return "", false
-		}
-	}
-	if name == "watch" && n < len(args) {
-		return strings.Join(args[n:], " "), true
-	}
-	return "", false
-}
-
-// shellScript recognizes a shell given a script: [shell, OPTIONS..., -c,
+// shellScriptAt recognizes a shell given a script: [shell, OPTIONS..., -c,
 // OPTIONS..., SCRIPT, ARGS...] with -c alone or in a cluster (-lc, -ec),
 // long options (--login, --norc, --rcfile FILE) and -o/-O OPTION anywhere
-// before the script, as bash reads them.
-func shellScript(argv []string) (string, bool) {
+// before the script, as bash reads them. It returns the script's index.
+func shellScriptAt(argv []string) (int, bool) {
 	if len(argv) < 3 || !slices.Contains(shells, filepath.Base(argv[0])) {
-		return "", false
+		return 0, false
 	}
 	sawC := false
 	for i := 1; i < len(argv); i++ {
@@ -245,11 +513,13 @@ func shellScript(argv []string) (string, bool) {
 		switch {
 		case a == "--" || a == "-":
 			if sawC && i+1 < len(argv) {
-				return argv[i+1], true
+				return i + 1, true
 			}
-			return "", false
+			return 0, false
 		case a == "--rcfile" || a == "--init-file":
 			i++
+		case a == "--command" && filepath.Base(argv[0]) == "fish":
+			sawC = true
 		case strings.HasPrefix(a, "--"):
 		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
 			if strings.IndexByte(a[1:], 'c') >= 0 && a[0] == '-' {
@@ -260,91 +530,140 @@ func shellScript(argv []string) (string, bool) {
 			}
 		default:
 			if sawC {
-				return a, true
+				return i, true
 			}
-			return "", false
+			return 0, false
 		}
 	}
-	return "", false
+	return 0, false
+}
+
+// shellScript returns the script of a shell given one with -c.
+func shellScript(argv []string) (string, bool) {
+	i, ok := shellScriptAt(argv)
+	if !ok {
+		return "", false
+	}
+	return argv[i], true
 }
 
 // script parses a shell script and adds its commands.
-func (p *Parsed) script(src string, depth int) {
+func (ps *parser) script(src string, depth int) {
 	f, err := syntax.NewParser().Parse(strings.NewReader(src), "")
 	if err != nil {
-		p.opaque("the script does not parse: %v", err)
-		p.Unparsed = true
+		ps.opaque("the script does not parse: %v", err)
+		ps.p.Unparsed = true
 		return
 	}
+	ps.bindings(f)
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.CmdSubst:
-			p.opaque("command substitution $(...) runs a command whose output cannot be known")
+			ps.opaque("command substitution $(...) runs a command whose output cannot be known")
 		case *syntax.ProcSubst:
-			p.opaque("process substitution <(...) runs commands inside arguments")
+			ps.opaque("process substitution <(...) runs commands inside arguments")
 		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause:
 			// Arithmetic evaluates array subscripts, which can run
 			// commands hidden in variables.
-			p.opaque("arithmetic evaluation")
+			ps.opaque("arithmetic evaluation")
 		case *syntax.ParamExp:
 			name := ""
 			if n.Param != nil {
 				name = n.Param.Value
 			}
-			p.opaque("expands a variable ($%s), whose value is known only when it runs", name)
+			ps.opaque("expands a variable ($%s), whose value is known only when it runs", name)
 		case *syntax.DeclClause:
 			variant := "declare"
 			if n.Variant != nil {
 				variant = n.Variant.Value
 			}
-			p.opaque("%s sets variables, which can change what later commands do", variant)
-			p.Commands = append(p.Commands, []string{variant})
+			ps.opaque("%s sets variables, which can change what later commands do", variant)
+			ps.p.Commands = append(ps.p.Commands, Command{Argv: []string{variant}})
+			for _, a := range n.Args {
+				ps.assign(a, depth)
+			}
 		case *syntax.CoprocClause:
-			p.opaque("coproc runs a command in the background")
+			ps.opaque("coproc runs a command in the background")
 		case *syntax.FuncDecl:
 			name := "(unnamed)"
 			if n.Name != nil {
 				name = n.Name.Value
 			}
-			p.opaque("defines a function %q", name)
+			ps.opaque("defines a function %q", name)
 		case *syntax.Stmt:
-			p.redirects(n)
+			ps.redirects(n)
 		case *syntax.CallExpr:
+			for _, a := range n.Assigns {
+				ps.assign(a, depth)
+			}
 			if len(n.Assigns) > 0 {
-				p.opaque("sets %s=..., which can change what commands run and how (PATH, LD_PRELOAD, GIT_*)", assignName(n.Assigns[0]))
+				ps.opaque("sets %s=..., which can change what commands run and how (PATH, LD_PRELOAD, GIT_*)", assignName(n.Assigns[0]))
 			}
 			if len(n.Args) == 0 {
 				return true // assignments only
 			}
-			argv := make([]string, len(n.Args))
+			c := Command{stdin: ps.stdin[n], dirs: ps.dirs}
+			computed := false
 			for i, w := range n.Args {
-				lit, ok := wordLit(w)
-				if !ok {
+				if _, ok := wordLit(w); !ok {
 					switch {
 					case hasPart[*syntax.CmdSubst](w):
-						p.opaque("command substitution $(...) runs a command whose output cannot be known")
+						ps.opaque("command substitution $(...) runs a command whose output cannot be known")
 					case hasPart[*syntax.ProcSubst](w):
-						p.opaque("process substitution <(...) runs commands inside arguments")
+						ps.opaque("process substitution <(...) runs commands inside arguments")
 					case i == 0:
-						p.opaque("the command name is computed (a variable or expansion in command position)")
+						ps.opaque("the command name is computed (a variable or expansion in command position)")
 					default:
-						p.opaque("an argument is computed (%s)", wordText(w))
+						ps.opaque("an argument is computed (%s)", wordText(w))
 					}
-					lit = wordText(w)
 				}
-				argv[i] = lit
+				for _, x := range ps.words(w, i == 0) {
+					c.Argv = append(c.Argv, x.text)
+					c.kinds = append(c.kinds, x.kind)
+					c.tails = append(c.tails, x.tail)
+					computed = computed || x.kind != wordLiteral
+				}
 			}
 			if unquotedMeta(n.Args[0]) {
-				p.opaque("the command name %s is a pattern (glob or brace expansion)", argv[0])
+				ps.opaque("the command name %s is a pattern (glob or brace expansion)", wordText(n.Args[0]))
+				if hasGlob(n.Args[0]) && c.kinds[0] == wordLiteral {
+					c.kinds[0] = wordPattern
+					computed = true
+				}
 			}
-			p.add(argv, depth)
+			if !computed {
+				c.kinds, c.tails = nil, nil
+			}
+			ps.add(c, depth)
 		}
 		return true
 	})
 }
 
-// redirects flags writes to files and scripts fed to interpreters.
-func (p *Parsed) redirects(st *syntax.Stmt) {
+// assign judges a variable assignment: BASH_ENV makes the next bash run
+// a file first, and a literal value holding a command substitution may be
+// expanded later (PS4, PROMPT_COMMAND, eval "$v"), so it is judged as a
+// script.
+func (ps *parser) assign(a *syntax.Assign, depth int) {
+	if a == nil || a.Name == nil {
+		return
+	}
+	if a.Name.Value == "BASH_ENV" {
+		ps.unknown(Command{Argv: []string{"BASH_ENV=" + wordText(a.Value)}}, "BASH_ENV makes bash run a file first, which cannot be read in advance")
+		return
+	}
+	if a.Value == nil {
+		return
+	}
+	if v, ok := wordLit(a.Value); ok && (strings.Contains(v, "$(") || strings.Contains(v, "`")) {
+		ps.script(v, depth+1)
+	}
+}
+
+// redirects flags writes to files and scripts fed to interpreters, and
+// notes the literal scripts that here-documents feed to a command.
+func (ps *parser) redirects(st *syntax.Stmt) {
+	call, _ := st.Cmd.(*syntax.CallExpr)
 	for _, r := range st.Redirs {
 		target, lit := "", false
 		if r.Word != nil {
@@ -353,46 +672,404 @@ func (p *Parsed) redirects(st *syntax.Stmt) {
 		switch r.Op {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.ClbOut, syntax.RdrInOut:
 			if !lit || target != "/dev/null" {
-				p.opaque("writes to a file with a redirection (%s %s)", r.Op, wordText(r.Word))
+				ps.opaque("writes to a file with a redirection (%s %s)", r.Op, wordText(r.Word))
 			}
 		case syntax.DplOut, syntax.DplIn:
 			if !lit || (target != "-" && strings.Trim(target, "0123456789") != "") {
-				p.opaque("redirects to %s", wordText(r.Word))
+				ps.opaque("redirects to %s", wordText(r.Word))
+			}
+		case syntax.RdrIn:
+			if call != nil {
+				delete(ps.stdin, call) // input from a file
 			}
 		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
-			if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
-				argv := make([]string, len(call.Args))
-				for i, w := range call.Args {
-					argv[i], _ = wordLit(w)
-				}
-				if name := runs(argv); slices.Contains(interpreters, name) {
-					p.opaque("a here-document feeds a script to %s", name)
-				}
+			if call == nil || len(call.Args) == 0 {
+				continue
+			}
+			body := r.Hdoc
+			if r.Op == syntax.WordHdoc {
+				body = r.Word
+			}
+			if s, ok := hdocLit(body); ok && (r.N == nil || r.N.Value == "0") {
+				ps.stdin[call] = &s
+			} else {
+				delete(ps.stdin, call)
+			}
+			argv := make([]string, len(call.Args))
+			for i, w := range call.Args {
+				argv[i], _ = wordLit(w)
+			}
+			if name := runs(Command{Argv: argv}); slices.Contains(interpreters, name) {
+				ps.opaque("a here-document feeds a script to %s", name)
 			}
 		}
 	}
 }
 
-// runs returns the base name of the program argv finally runs, looking
+// hdocLit returns the text of a here-document body or here-string with
+// nothing to expand.
+func hdocLit(w *syntax.Word) (string, bool) {
+	if w == nil {
+		return "", true
+	}
+	if s, ok := wordLit(w); ok {
+		return s, true
+	}
+	return "", false
+}
+
+// runs returns the base name of the program c finally runs, looking
 // through wrappers such as env, sudo and timeout.
-func runs(argv []string) string {
+func runs(c Command) string {
 	for range maxDepth {
-		if len(argv) == 0 {
+		if len(c.Argv) == 0 {
 			return ""
 		}
-		name := filepath.Base(argv[0])
-		if _, ok := valueOpts[name]; !ok && name != "chroot" && name != "command" && name != "builtin" && name != "nohup" && name != "setsid" {
+		name := filepath.Base(c.Argv[0])
+		w, ok := wrappers[name]
+		if !ok || w.special && name != "env" {
 			return name
 		}
-		argv = wrapped(name, argv[1:])
+		starts := w.opts.scan(c, 1)
+		i := starts[0] + w.operands
+		if name == "env" {
+			for i < len(c.Argv) && (strings.Contains(c.Argv[i], "=") || c.Argv[i] == "-") {
+				i++
+			}
+		}
+		if i >= len(c.Argv) {
+			return ""
+		}
+		c = c.from(i)
 	}
 	return ""
+}
+
+// word is one word a shell word becomes.
+type word struct {
+	text string
+	kind wordKind
+	tail string // of a computed word, its literal end
+}
+
+// maxBraces bounds the words one brace expansion may make before the word
+// counts as computed.
+const maxBraces = 64
+
+// words returns the words w becomes: brace expansion may make several.
+// name says w is in command position.
+func (ps *parser) words(w *syntax.Word, name bool) []word {
+	cp := *w
+	if !syntax.SplitBraces(&cp) {
+		return []word{ps.evalWord(w, name)}
+	}
+	var out []word
+	for x, err := range expand.BracesSeq(nil, &cp) {
+		if err != nil || len(out) == maxBraces {
+			return []word{{wordText(w), wordMany, ""}}
+		}
+		out = append(out, ps.evalWord(x, name))
+	}
+	return out
+}
+
+// evalWord returns w's literal value, or w as written with how much it
+// may become when it is computed.
+func (ps *parser) evalWord(w *syntax.Word, name bool) word {
+	e := evaluator{ps: ps, name: name}
+	kind := wordLiteral
+	for _, part := range w.Parts {
+		kind = max(kind, e.part(part, false))
+	}
+	if e.env && kind == wordLiteral {
+		kind = wordEnv
+		if strings.Contains(e.b.String(), "..") {
+			kind = wordOne // $TMPDIR/../..: a path from anywhere to anywhere
+			if !e.quoted {
+				kind = wordMany
+			}
+		}
+	}
+	if kind == wordEnv {
+		return word{e.b.String(), kind, ""}
+	}
+	if kind != wordLiteral {
+		tail, _ := literalTail(w.Parts, false)
+		return word{wordText(w), kind, tail}
+	}
+	return word{e.b.String(), kind, ""}
+}
+
+// literalTail returns the literal text at the end of parts, after the
+// last part that is computed, and whether there is such a part.
+func literalTail(parts []syntax.WordPart, quoted bool) (string, bool) {
+	tail := ""
+	for i := len(parts) - 1; i >= 0; i-- {
+		switch x := parts[i].(type) {
+		case *syntax.Lit:
+			if quoted {
+				tail = x.Value + tail
+			} else {
+				tail = unescape(x.Value) + tail
+			}
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				return tail, true
+			}
+			tail = x.Value + tail
+		case *syntax.DblQuoted:
+			t, stopped := literalTail(x.Parts, true)
+			tail = t + tail
+			if stopped {
+				return tail, true
+			}
+		default:
+			return tail, true
+		}
+	}
+	return tail, false
+}
+
+// evaluator evaluates the parts of one word.
+type evaluator struct {
+	ps   *parser
+	name bool // the word is in command position
+	b    strings.Builder
+	// env: the word holds a variable of the environment, kept as
+	// written; quoted: every such variable is quoted.
+	env, quoted bool
+}
+
+// part writes the value of one part and returns how much is known of it.
+func (e *evaluator) part(part syntax.WordPart, quoted bool) wordKind {
+	computed := wordMany
+	if quoted {
+		computed = wordOne
+	}
+	switch x := part.(type) {
+	case *syntax.Lit:
+		if quoted {
+			e.b.WriteString(x.Value)
+		} else {
+			e.b.WriteString(unescape(x.Value))
+		}
+	case *syntax.SglQuoted:
+		if !x.Dollar {
+			e.b.WriteString(x.Value)
+			break
+		}
+		s, err := expand.Literal(nil, &syntax.Word{Parts: []syntax.WordPart{x}})
+		if err != nil {
+			return computed
+		}
+		e.b.WriteString(s)
+	case *syntax.DblQuoted:
+		kind := wordLiteral
+		for _, q := range x.Parts {
+			kind = max(kind, e.part(q, true))
+		}
+		return kind
+	case *syntax.ParamExp:
+		if isHomeParam(x) {
+			e.b.WriteString("$HOME")
+			break
+		}
+		if x.Index != nil || x.Param != nil && (x.Param.Value == "@" || x.Param.Value == "*") {
+			return wordMany // "$@", "${a[@]}"
+		}
+		if !e.name && plainParam(x) && e.ps.fromEnv(x.Param.Value) {
+			e.keep(x, quoted)
+			break
+		}
+		return computed
+	case *syntax.CmdSubst:
+		if !e.name && isMktemp(x) {
+			e.keep(x, quoted) // a new file's name: never / nor ~
+			break
+		}
+		return computed
+	case *syntax.ArithmExp, *syntax.ProcSubst:
+		return wordOne
+	default: // extended globs, unexpanded braces
+		return computed
+	}
+	return wordLiteral
+}
+
+// keep writes an expansion as written: its value is not the agent's to
+// choose (a variable of the environment that the line never sets), so it
+// is compared as the text it is, like the literal it will be.
+func (e *evaluator) keep(n syntax.Node, quoted bool) {
+	if !e.env {
+		e.quoted = true
+	}
+	e.env, e.quoted = true, e.quoted && quoted
+	syntax.NewPrinter().Print(&e.b, n)
+}
+
+// plainParam reports whether x is $NAME or ${NAME}, nothing more.
+func plainParam(x *syntax.ParamExp) bool {
+	return x.Param != nil && !x.Excl && !x.Length && !x.Width &&
+		x.Index == nil && x.Slice == nil && x.Repl == nil && x.Exp == nil && x.Names == 0
+}
+
+// special are variables the shell sets itself, and the arguments: their
+// values follow the line (cd sets PWD, set -- sets $1).
+var special = []string{"PWD", "OLDPWD", "REPLY", "MAPFILE", "DIRSTACK", "COPROC", "BASH_REMATCH", "BASH_ARGV",
+	"BASH_ARGC", "BASH_SOURCE", "BASH_COMMAND", "BASH_EXECUTION_STRING", "FUNCNAME", "PIPESTATUS", "IFS", "OPTARG", "CDPATH"}
+
+// fromEnv reports whether the variable name takes its value from the
+// environment unified-exec gives the command, which the agent does not
+// choose: an ordinary name that no script of the line sets, or one only
+// ever set to a new temporary file's name.
+func (ps *parser) fromEnv(name string) bool {
+	if !isIdent(name) || name == "_" || slices.Contains(special, name) {
+		return false
+	}
+	fresh, bound := ps.bound[name]
+	return !bound || fresh
+}
+
+func isIdent(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isMktemp reports whether a command substitution is only `mktemp ...`.
+func isMktemp(cs *syntax.CmdSubst) bool {
+	if len(cs.Stmts) != 1 || len(cs.Stmts[0].Redirs) > 0 {
+		return false
+	}
+	call, ok := cs.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 || len(call.Assigns) > 0 {
+		return false
+	}
+	name, ok := wordLit(call.Args[0])
+	return ok && filepath.Base(name) == "mktemp"
+}
+
+// binders are the builtins that set the variables named by their
+// arguments.
+var binders = []string{"read", "mapfile", "readarray", "printf", "getopts", "wait", "unset", "export", "declare", "local", "typeset", "readonly", "let", "compgen"}
+
+// bindings records the variables a script sets, by any means, before its
+// words are evaluated: a variable set anywhere, even after its use (a
+// loop), is not the environment's.
+func (ps *parser) bindings(f *syntax.File) {
+	bind := func(name string, fresh bool) {
+		if was, ok := ps.bound[name]; ok {
+			fresh = fresh && was
+		}
+		ps.bound[name] = fresh
+	}
+	bindArith := func(x syntax.ArithmExpr) {
+		if w, ok := x.(*syntax.Word); ok {
+			if v, ok := wordLit(w); ok {
+				bind(v, false)
+			}
+		}
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Assign:
+			if n.Name != nil {
+				bind(n.Name.Value, n.Value != nil && mktempValue(n.Value) && !n.Append && n.Index == nil)
+			}
+		case *syntax.WordIter:
+			if n.Name != nil {
+				bind(n.Name.Value, false)
+			}
+		case *syntax.BinaryArithm:
+			switch n.Op {
+			case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn, syntax.RemAssgn,
+				syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn, syntax.ShrAssgn,
+				syntax.AndBoolAssgn, syntax.OrBoolAssgn, syntax.XorBoolAssgn, syntax.PowAssgn:
+				bindArith(n.X)
+			}
+		case *syntax.UnaryArithm:
+			if n.Op == syntax.Inc || n.Op == syntax.Dec {
+				bindArith(n.X)
+			}
+		case *syntax.ParamExp:
+			if n.Param != nil && n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
+				bind(n.Param.Value, false)
+			}
+		case *syntax.CallExpr:
+			if len(n.Args) == 0 {
+				break
+			}
+			name, _ := wordLit(n.Args[0])
+			if name == "cd" || name == "pushd" {
+				ps.cd(n.Args[1:])
+			}
+			if slices.Contains(binders, filepath.Base(name)) {
+				for _, w := range n.Args[1:] {
+					if v, ok := wordLit(w); ok {
+						v, _, _ = strings.Cut(v, "=")
+						if isIdent(v) {
+							bind(v, false)
+						}
+					}
+				}
+			}
+		}
+		return true
+	})
+}
+
+// mktempValue reports whether an assigned value is only $(mktemp ...).
+func mktempValue(w *syntax.Word) bool {
+	parts := w.Parts
+	if len(parts) == 1 {
+		if dq, ok := parts[0].(*syntax.DblQuoted); ok {
+			parts = dq.Parts
+		}
+	}
+	if len(parts) != 1 {
+		return false
+	}
+	cs, ok := parts[0].(*syntax.CmdSubst)
+	return ok && isMktemp(cs)
+}
+
+// isHomeParam reports whether x is $HOME or ${HOME}, nothing more.
+func isHomeParam(x *syntax.ParamExp) bool {
+	return x.Param != nil && x.Param.Value == "HOME" && !x.Excl && !x.Length && !x.Width &&
+		x.Index == nil && x.Slice == nil && x.Repl == nil && x.Exp == nil && x.Names == 0
 }
 
 // unquotedMeta reports whether a word has an unquoted glob or brace
 // character, which the shell may expand into another word.
 func unquotedMeta(w *syntax.Word) bool {
+	if hasGlob(w) {
+		return true
+	}
 	for _, part := range w.Parts {
+		l, ok := part.(*syntax.Lit)
+		if !ok {
+			continue
+		}
+		v := l.Value
+		if i := strings.IndexByte(v, '{'); i >= 0 {
+			rest := v[i+1:]
+			if j := strings.IndexByte(rest, '}'); j >= 0 && (strings.Contains(rest[:j], ",") || strings.Contains(rest[:j], "..")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasGlob reports whether a word has an unquoted glob character.
+func hasGlob(w *syntax.Word) bool {
+	for _, part := range w.Parts {
+		if _, ok := part.(*syntax.ExtGlob); ok {
+			return true
+		}
 		l, ok := part.(*syntax.Lit)
 		if !ok {
 			continue
@@ -403,12 +1080,6 @@ func unquotedMeta(w *syntax.Word) bool {
 		}
 		if i := strings.IndexByte(v, '['); i >= 0 && strings.IndexByte(v[i+1:], ']') >= 0 {
 			return true
-		}
-		if i := strings.IndexByte(v, '{'); i >= 0 {
-			rest := v[i+1:]
-			if j := strings.IndexByte(rest, '}'); j >= 0 && (strings.Contains(rest[:j], ",") || strings.Contains(rest[:j], "..")) {
-				return true
-			}
 		}
 	}
 	return false
@@ -450,6 +1121,9 @@ func unescape(s string) string {
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\\' && i+1 < len(s) {
 			i++
+			if s[i] == '\n' {
+				continue // a line continuation
+			}
 		}
 		b.WriteByte(s[i])
 	}

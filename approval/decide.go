@@ -2,7 +2,6 @@ package approval
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/unified-exec/unified-exec/policy"
@@ -14,6 +13,10 @@ type Request struct {
 	Argv []string
 	Cwd  string
 	TTY  bool
+	// Home is the user's home directory, so that rules on ~ also match it
+	// spelled out (a calling shell expands `rm -rf ~` before unified-exec
+	// sees it). "" if unknown: then only ~ and $HOME spell it.
+	Home string
 	// Escalated asks to run without the sandbox (sandbox_permissions =
 	// require_escalated); Justification is the model's reason.
 	Escalated     bool
@@ -41,6 +44,9 @@ const (
 	ByMode     = "mode"
 	ByCache    = "cache"
 	ByUser     = "user"
+	// ByUnjudged: part of the line is known only when it runs, and a
+	// forbid or prompt rule could match it ([Decision.Unjudged]).
+	ByUnjudged = "unjudged"
 )
 
 // Decision is the verdict with its reasons.
@@ -61,34 +67,29 @@ type Decision struct {
 	// Parsed is the command line taken apart: the commands judged, and
 	// why the line cannot be judged statically, if it cannot.
 	Parsed Parsed
+	// Unjudged, when not nil, is why the line needs approval (or is
+	// refused under never) although no rule matched it as written.
+	Unjudged *Unjudged
+}
+
+// Unjudged says that a command cannot be judged before it runs and which
+// forbid or prompt rule could match what runs.
+type Unjudged struct {
+	// Command is the command concerned, as shown to people.
+	Command string
+	// Why names what is known only when it runs: "eval runs a computed
+	// string ($x)", "the command name is computed ($(echo git))", "xargs
+	// adds arguments read from its input", ...
+	Why string
+	// Rule is a forbid or prompt rule that could match it (the strictest).
+	Rule *policy.Rule
+}
+
+func (u *Unjudged) String() string {
+	return fmt.Sprintf("%s cannot be judged before it runs: %s; it could match %s", u.Command, u.Why, ruleReason(u.Rule, u.Rule.Decision))
 }
 
 var strictness = map[string]int{policy.DecisionAllow: 1, policy.DecisionPrompt: 2, policy.DecisionForbid: 3}
-
-// Match reports whether a rule's pattern is a prefix of argv. The first
-// word is compared by base name (/usr/bin/rm matches "rm").
-func Match(r policy.Rule, argv []string) bool {
-	if len(r.Pattern) == 0 || len(argv) < len(r.Pattern) {
-		return false
-	}
-	for i, alts := range r.Pattern {
-		w := argv[i]
-		if i == 0 {
-			w = filepath.Base(w)
-		}
-		ok := false
-		for _, a := range alts {
-			if w == a || (i == 0 && filepath.Base(a) == w) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
 
 // Decide judges a request against a policy. It is pure: no I/O, no
 // state; the same request and policy always give the same decision.
@@ -96,12 +97,18 @@ func Match(r policy.Rule, argv []string) bool {
 // In order:
 //
 //  1. An empty argv is forbidden.
-//  2. Every command of the line ([Parse]) is matched against the rules;
-//     the strictest matching decision wins (forbid > prompt > allow).
-//     forbid: [Forbidden], never askable, whatever the mode.
-//  3. prompt: [NeedsApproval] (under never: [Forbidden], saying that the
-//     approval mode is never). If the request also asks for escalation,
-//     the one question covers both and the sandbox is danger-full-access.
+//  2. Every command of the line ([Parse]) is matched against the rules:
+//     allow rules as written ([Match]), forbid and prompt rules whatever
+//     the spelling ([Matcher]). The strictest matching decision wins
+//     (forbid > prompt > allow). forbid: [Forbidden], never askable,
+//     whatever the mode.
+//  3. prompt, or a forbid or prompt rule that could match a part known
+//     only when it runs ([CouldMatch]: eval, source, a computed command
+//     name, a script piped into a shell; [Decision.Unjudged] says which):
+//     [NeedsApproval] in every mode (under never: [Forbidden], saying that
+//     the approval mode is never). If the request also asks for
+//     escalation, the one question covers both and the sandbox is
+//     danger-full-access.
 //  4. An escalation request ([Request.Escalated]) is [NeedsApproval] in
 //     every mode but never, where it is refused; if approved it runs in
 //     danger-full-access.
@@ -129,18 +136,36 @@ func Decide(req Request, p *policy.Policy) Decision {
 	var strictest *policy.Rule
 	allCovered := parsed.Opaque == ""
 	var sandboxes []string // each command's: its rule's, or the policy's
+	m := Matcher{Home: req.Home, Cwd: req.Cwd}
 	for _, cmd := range judged(parsed) {
 		var best *policy.Rule
 		for i := range p.Rules {
 			r := &p.Rules[i]
-			if Match(*r, cmd) && (best == nil || strictness[r.Decision] > strictness[best.Decision]) {
+			hit := false
+			if r.Decision == policy.DecisionAllow {
+				hit = cmd.whole == "" && Match(*r, cmd.Argv)
+			} else {
+				switch m.Matches(r, cmd) {
+				case Matches:
+					hit = true
+				case CouldMatch:
+					if d.Unjudged == nil || strictness[r.Decision] > strictness[d.Unjudged.Rule.Decision] {
+						why := cmd.Unknown()
+						if why == "" {
+							why = "part of it is known only when it runs"
+						}
+						d.Unjudged = &Unjudged{Command: cmd.String(), Why: why, Rule: r}
+					}
+				}
+			}
+			if hit && (best == nil || strictness[r.Decision] > strictness[best.Decision]) {
 				best = r
 			}
 		}
 		if best != nil && (strictest == nil || strictness[best.Decision] > strictness[strictest.Decision]) {
 			strictest = best
 		}
-		if !(IsKnownSafe(cmd) || (best != nil && best.Decision == policy.DecisionAllow)) {
+		if cmd.whole != "" || !(IsKnownSafe(cmd.Argv) || (best != nil && best.Decision == policy.DecisionAllow)) {
 			allCovered = false
 		}
 		sb := p.Sandbox.Mode
@@ -149,21 +174,34 @@ func Decide(req Request, p *policy.Policy) Decision {
 		}
 		sandboxes = append(sandboxes, sb)
 	}
-	d.Sandbox = lineSandbox(p.Sandbox.Mode, sandboxes, parsed.Opaque == "")
+	// A part nobody could read is not a command a rule saw: no rule's
+	// sandbox wider than the policy's covers the line then.
+	d.Sandbox = lineSandbox(p.Sandbox.Mode, sandboxes, parsed.Opaque == "" && d.Unjudged == nil)
 	refuseUnderNever := func(why string) Decision {
 		d.Outcome = Forbidden
-		d.Reason = "approval mode is never, so nobody can be asked: " + why + "; change [approval] mode or add an allow rule to the policy"
+		d.Reason = "approval mode is never, so nobody can be asked: " + why
+		if d.Unjudged != nil && d.Rule == nil {
+			d.Reason += "; spell the command out so that the rules can judge it"
+		} else {
+			d.Reason += "; change [approval] mode or add an allow rule to the policy"
+		}
 		return d
 	}
 	if strictest != nil {
 		switch strictest.Decision {
 		case policy.DecisionForbid:
-			d.Outcome, d.By, d.Rule = Forbidden, ByRule, strictest
+			d.Outcome, d.By, d.Rule, d.Unjudged = Forbidden, ByRule, strictest, nil
 			d.Reason = ruleReason(strictest, "forbidden by policy")
 			return d
 		case policy.DecisionPrompt:
 			d.By, d.Rule = ByRule, strictest
 			why := ruleReason(strictest, "a rule asks for approval")
+			if d.Unjudged != nil {
+				// The rule's sandbox was meant for its own command, not
+				// for a part nobody could read.
+				why += "; and " + d.Unjudged.String()
+				d.Sandbox = p.Sandbox.Mode
+			}
 			if req.Escalated {
 				// One question covers both: approving it runs the
 				// command without the sandbox, as asked.
@@ -176,6 +214,21 @@ func Decide(req Request, p *policy.Policy) Decision {
 			d.Outcome, d.Reason = NeedsApproval, why
 			return d
 		}
+	}
+	if d.Unjudged != nil {
+		// Approving what nobody could read does not widen the sandbox:
+		// no rule's sandbox applies, only an escalation asked for.
+		d.By, d.Sandbox = ByUnjudged, p.Sandbox.Mode
+		why := d.Unjudged.String()
+		if req.Escalated {
+			d.Sandbox = policy.ModeDangerFullAccess
+			why += "; " + escalationReason(req)
+		}
+		if mode == policy.ApprovalNever {
+			return refuseUnderNever(why)
+		}
+		d.Outcome, d.Reason = NeedsApproval, why
+		return d
 	}
 	if parsed.Unparsed {
 		// Bash runs a script line by line: a syntax error on a later
@@ -254,10 +307,10 @@ func lineSandbox(policyMode string, commands []string, judgeable bool) string {
 
 // judged are the commands a decision looks at: the inner commands of a
 // shell line (not the shell itself), or argv.
-func judged(p Parsed) [][]string {
-	var out [][]string
+func judged(p Parsed) []Command {
+	var out []Command
 	for _, c := range p.Commands {
-		if _, ok := shellScript(c); ok {
+		if _, ok := shellScriptAt(c.Argv); ok && c.whole == "" {
 			continue
 		}
 		out = append(out, c)

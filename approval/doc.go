@@ -11,19 +11,36 @@
 // sandbox mode the command runs in.
 //
 // A shell line such as `bash -lc "git status && make test | tee log"` is
-// parsed with mvdan.cc/sh into its simple commands ([Parse]), looking into
-// pipelines, lists, subshells, loops, nested `bash -c` scripts, `find
-// -exec` and wrappers such as env, sudo, xargs, timeout and nice; each
-// command is judged and the strictest matching [policy.Rule] wins (forbid >
-// prompt > allow). A rule's first word matches by base name, so a rule on
-// "rm" also matches /bin/rm ([Match]).
+// parsed with mvdan.cc/sh into its simple commands ([Parse]), with quotes,
+// escapes, ANSI-C strings and brace expansion undone, looking into
+// pipelines, lists, subshells, loops, nested `bash -c` scripts, eval of a
+// literal string, trap and alias strings, here-documents fed to a shell,
+// `find -exec` (with {} standing for each starting point), git -c alias.X
+// aliases and wrappers such as env (-S, -i, -u), sudo, xargs, timeout,
+// nice, stdbuf, ionice, setpriv, prlimit, script -c and sg, long options
+// and options with values included. Each [Command] is judged and the
+// strictest matching [policy.Rule] wins (forbid > prompt > allow).
 //
-// What cannot be judged statically — command or process substitution,
-// eval and source, variables (in any position), variable assignments,
-// arithmetic, globs or braces in command position, redirections that
-// write files, here-documents fed to an interpreter, scripts piped into a
-// shell, parse errors — is never known-safe ([Parsed.Opaque] says why).
-// Rules still apply to every command that could be extracted.
+// allow rules match a command as written ([Match]): a prefix, word for
+// word, the first word by base name. forbid and prompt rules match
+// whatever the spelling ([Matcher]): git's global options skipped, options
+// anywhere and in any form (-rf, -f -r, --recursive --force, --rec),
+// operands in order, paths cleaned and the home directory in any spelling
+// ([Request.Home]: `unified-exec -- rm -rf ~` arrives with the path spelled
+// out). Widening is safe for rules that stop or ask, never for a rule that
+// lets a command through.
+//
+// What cannot be judged before it runs — a computed command name ($x,
+// $(...), ${IFS}, a glob), eval of a computed string, source, a shell
+// reading a script file or its input, an argument the line computes, words
+// xargs adds, BASH_ENV — needs approval in every mode when a forbid or
+// prompt rule [CouldMatch] it, and is refused under never
+// ([Decision.Unjudged] says why; so do the question and the refusal). A
+// variable the line never sets comes from the environment unified-exec
+// gives the command, which the agent does not choose: it is compared as
+// written. Anything of that kind, and variables, assignments, arithmetic,
+// redirections that write files and parse errors, is never known-safe
+// ([Parsed.Opaque] says why).
 //
 // The known-safe list ([IsKnownSafe]) follows Codex's: read-only tools
 // such as ls, cat, grep, head, wc, and git status|log|diff|show, find, rg,
@@ -67,12 +84,18 @@
 //
 // # Limitations
 //
+// Rules guard the commands the agent writes, not what programs do once
+// they run: interpreters running their own code (python3 -c, node -e, awk's
+// system(), make, a script on disk run as ./x.sh), git aliases and hooks
+// from configuration files, a cd that changes what a relative path names,
+// and aliases of the user's own rc files are beyond them. The sandbox is
+// the boundary.
+//
 // Known-safe means "does not write or execute by its arguments", not "does
 // nothing": git reads the repository's own config, so a hostile
 // .git/config (core.fsmonitor, diff drivers) can still run programs on git
 // status or git diff. Known-safe commands therefore still run in the
 // policy's sandbox. Wrapper options are read from tables of the common
-// ones; an unknown option that takes a value can hide the wrapped command
-// from the rules (never from the untrusted mode, where wrappers are not
-// known-safe).
+// ones; an unknown long option is read both with and without a value, an
+// unknown short one as a flag.
 package approval

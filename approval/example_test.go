@@ -63,3 +63,32 @@ func ExampleCache() {
 	// false
 	// false
 }
+
+func ExampleMatcher() {
+	rule := policy.Rule{
+		Pattern:  []policy.Alternatives{{"rm"}, {"-r", "--recursive"}, {"/", "~"}},
+		Decision: policy.DecisionForbid,
+	}
+	m := approval.Matcher{Home: "/home/alice", Cwd: "/home/alice/ws"}
+	for _, script := range []string{
+		"rm -rf build",
+		"rm -f -r ~/",
+		`\rm --recursive --force "$HOME"`,
+		"rm -rf /home/alice/.",
+		"cd .. && rm -rf .",
+		"rm -rf $(cat dir.txt)",
+	} {
+		for _, cmd := range approval.Parse([]string{"bash", "-c", script}).Commands {
+			if cmd.Argv[0] == "rm" {
+				fmt.Printf("%-34s %v\n", script, m.Matches(&rule, cmd))
+			}
+		}
+	}
+	// Output:
+	// rm -rf build                       no match
+	// rm -f -r ~/                        matches
+	// \rm --recursive --force "$HOME"    matches
+	// rm -rf /home/alice/.               matches
+	// cd .. && rm -rf .                  matches
+	// rm -rf $(cat dir.txt)              could match
+}

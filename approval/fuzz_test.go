@@ -13,7 +13,9 @@ import (
 // known-safe; a forbidden word at the start of any simple command is
 // never allowed to run.
 func FuzzDecide(f *testing.F) {
-	for _, s := range []string{"ls -la", "echo $(rm x)", "cat <(ls)", "a && b | c", "bash -c 'rm x'", "find . -exec rm {} +", "x=1; $x", "cat <<EOF\nhi\nEOF"} {
+	for _, s := range []string{"ls -la", "echo $(rm x)", "cat <(ls)", "a && b | c", "bash -c 'rm x'", "find . -exec rm {} +", "x=1; $x", "cat <<EOF\nhi\nEOF",
+		"git -C . -c a=b push", "env -S 'rm x'", "timeout --signal KILL 5 rm", "cd / && rm -rf *", "eval 'rm x'", "{r,}m x",
+		"sh <<'EOF'\nrm x\nEOF", "xargs -I{} rm {}", "git -c 'alias.x=!rm y' x", "d=$(mktemp); rm $d"} {
 		f.Add(s)
 	}
 	p, err := policy.Parse([]byte("[approval]\nmode = \"untrusted\"\n[[rule]]\npattern = [\"rm\"]\ndecision = \"forbid\"\n"), "fuzz.toml")

@@ -31,6 +31,9 @@ type Question struct {
 	Sandbox string
 	// Denial quotes the sandbox's refusal (retry questions).
 	Denial string
+	// Unjudged is the decision's [Decision.Unjudged]: the question is
+	// asked because part of the command is known only when it runs.
+	Unjudged *Unjudged
 }
 
 // Answer is a person's decision.
@@ -202,6 +205,10 @@ func RefusalMessage(q Question, policySource string) string {
 	}
 	parsed := Parse(q.Request.Argv)
 	switch {
+	case q.Unjudged != nil && q.Rule == nil:
+		fmt.Fprintf(&b, ". No policy can allow it unasked while %s could match; spell the command out "+
+			"(no eval, source, computed command names or arguments, or scripts piped into a shell) so the rules can judge it, "+
+			"or run it where a person can approve it", ruleReason(q.Unjudged.Rule, q.Unjudged.Rule.Decision))
 	case q.Rule != nil:
 		fmt.Fprintf(&b, ". To allow it, change the decision of that rule (line %d) to \"allow\" in %s", q.Rule.Line, where)
 	case q.Kind == KindRetryUnsandboxed || q.Request.Escalated:
@@ -220,12 +227,12 @@ func RefusalMessage(q Question, policySource string) string {
 func firstUnsafe(p Parsed) []string {
 	cmds := judged(p)
 	for _, c := range cmds {
-		if !IsKnownSafe(c) {
-			return c
+		if !IsKnownSafe(c.Argv) {
+			return c.Argv
 		}
 	}
 	if len(cmds) > 0 {
-		return cmds[0]
+		return cmds[0].Argv
 	}
 	return nil
 }

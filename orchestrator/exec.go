@@ -74,7 +74,7 @@ func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Resp
 	}
 	p := &pipe{
 		areq: approval.Request{
-			Argv: []string{shell, flag, req.Cmd}, Cwd: cwd, TTY: req.TTY,
+			Argv: []string{shell, flag, req.Cmd}, Cwd: cwd, TTY: req.TTY, Home: o.home,
 			Escalated: req.Escalate, Justification: req.Justification,
 		},
 		pol:      o.pol,

@@ -44,6 +44,7 @@ type Config struct {
 type Orchestrator struct {
 	pol    *policy.Policy
 	ws     string
+	home   string // the user's home directory, for rules on ~
 	m      *unifiedexec.Manager
 	prompt approval.Prompter
 	status sandbox.Status
@@ -83,6 +84,7 @@ func New(cfg Config) (*Orchestrator, error) {
 		return nil, fmt.Errorf("workspace %q is not a directory", ws)
 	}
 	o.ws = ws
+	o.home, _ = os.UserHomeDir()
 	if cfg.Status != nil {
 		o.status = *cfg.Status
 	} else {

@@ -259,6 +259,38 @@ func TestNoOneToAsk(t *testing.T) {
 	}
 }
 
+// TestUnjudgeableSaysWhy: a line a forbid rule could match once it runs
+// is asked under on-request, the question says why, a denial runs
+// nothing, and where nobody can be asked the refusal says why too.
+func TestUnjudgeableSaysWhy(t *testing.T) {
+	rule := "[[rule]]\npattern = [\"rm\", \"-r\"]\ndecision = \"forbid\"\n"
+	f := newFixture(t, "on-request", rule, approval.Deny)
+	os.WriteFile(filepath.Join(f.ws, "keep"), []byte("x"), 0o644)
+	_, err := f.exec(t, "c=$(echo rm); $c -r -f keep", false, "")
+	var refused *RefusedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("want a refusal, got %v", err)
+	}
+	asked := f.p.Asked()
+	if len(asked) != 1 || asked[0].Unjudged == nil || !strings.Contains(asked[0].Text(), "cannot be judged before it runs") {
+		t.Fatalf("question: %+v", asked)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "keep")); err != nil {
+		t.Fatal("the denied command ran")
+	}
+
+	pol, _ := policy.Parse([]byte("[approval]\nmode = \"on-request\"\n"+rule), "ci-policy.toml")
+	o, err := New(Config{Policy: pol, Workspace: f.ws, Prompter: approval.DenyPrompter{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	_, err = o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "source ./x.sh", Login: noLogin}})
+	if err == nil || !strings.Contains(err.Error(), "cannot be judged before it runs") || !strings.Contains(err.Error(), "source") {
+		t.Fatalf("want a refusal that says why, got %v", err)
+	}
+}
+
 // TestGitInitLaterIsProtected: the plan is compiled for every command, so
 // a .git that appears after the first command is protected from then on.
 func TestGitInitLaterIsProtected(t *testing.T) {

@@ -232,7 +232,7 @@ func (o *Orchestrator) askUnsandboxed(ctx context.Context, p approval.Prompter, 
 // approve asks (or finds a cached approval) and returns nil when the
 // command may run.
 func (o *Orchestrator) approve(ctx context.Context, p approval.Prompter, areq approval.Request, d approval.Decision, ev event) error {
-	q := approval.Question{Kind: approval.KindApprove, Request: areq, Reason: d.Reason, Rule: d.Rule, Sandbox: d.Sandbox}
+	q := approval.Question{Kind: approval.KindApprove, Request: areq, Reason: d.Reason, Rule: d.Rule, Sandbox: d.Sandbox, Unjudged: d.Unjudged}
 	if o.cache.Approved(q) {
 		ev.Event, ev.By = "approved", approval.ByCache
 		return o.audit.write(ev)

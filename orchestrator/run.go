@@ -67,7 +67,7 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 	note := func(s string) { fmt.Fprintf(stderr, "unified-exec: %s\n", s) }
 	var interruptedBy os.Signal
 	p := &pipe{
-		areq:     approval.Request{Argv: req.Argv, Cwd: o.ws},
+		areq:     approval.Request{Argv: req.Argv, Cwd: o.ws, Home: o.home},
 		pol:      &pol,
 		prompter: o.prompt,
 		ev:       event{Command: approval.Canonical(req.Argv), Cwd: o.ws},

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/unified-exec/unified-exec/approval"
 	"github.com/unified-exec/unified-exec/policy"
@@ -56,7 +57,12 @@ func cmdPolicy(args []string) int {
 		if len(argv) == 1 {
 			argv = []string{"/bin/bash", "-lc", argv[0]}
 		}
-		d := approval.Decide(approval.Request{Argv: argv, Cwd: *ws, Escalated: *escalate}, pol)
+		cwd, err := filepath.Abs(*ws)
+		if err != nil {
+			cwd = *ws
+		}
+		home, _ := os.UserHomeDir()
+		d := approval.Decide(approval.Request{Argv: argv, Cwd: cwd, Home: home, Escalated: *escalate}, pol)
 		fmt.Printf("command:  %s\n", approval.Display(argv))
 		fmt.Printf("decision: %s (approval mode %s)\n", d.Outcome, pol.Approval.Mode)
 		fmt.Printf("decided by: %s\n", d.By)

@@ -116,13 +116,17 @@ func Display(argv []string) string {
 type TTYPrompter struct {
 	// Path is the terminal to open; "" means /dev/tty.
 	Path string
+	// OneCommand: the program runs one command (the wrapper), so "for
+	// this session" means nothing and is not offered.
+	OneCommand bool
 
 	// mu serializes questions: one conversation on the terminal at a time.
 	mu sync.Mutex
 }
 
-// Ask prints the question on the terminal and reads o (once), s (this
-// session), n (no) or a (abort), asking again on anything else. When the
+// Ask prints the question on the terminal and reads y or o (once), s
+// (this session; not with OneCommand), n (no) or a (abort), asking again
+// on anything else. When the
 // terminal cannot be opened (no controlling terminal: CI, setsid) it
 // returns an error wrapping [ErrNoTerminal]. Cancelling ctx closes the
 // terminal and returns ctx's error.
@@ -157,7 +161,11 @@ func (p *TTYPrompter) Ask(ctx context.Context, q Question) (Answer, error) {
 	fmt.Fprint(tty, "\n"+q.Text())
 	r := bufio.NewReader(tty)
 	for {
-		fmt.Fprint(tty, "[o]nce, [s]ession, [n]o, [a]bort? ")
+		if p.OneCommand {
+			fmt.Fprint(tty, "[y]es, [n]o? ")
+		} else {
+			fmt.Fprint(tty, "[y]es once, [s]ession (this command, until unified-exec exits), [n]o, [a]bort? ")
+		}
 		line, err := r.ReadString('\n')
 		if ctx.Err() != nil {
 			return Deny, ctx.Err()
@@ -169,6 +177,9 @@ func (p *TTYPrompter) Ask(ctx context.Context, q Question) (Answer, error) {
 		case "o", "once", "y", "yes":
 			return ApproveOnce, nil
 		case "s", "session":
+			if p.OneCommand {
+				continue // not offered
+			}
 			return ApproveForSession, nil
 		case "n", "no":
 			return Deny, nil
@@ -181,21 +192,39 @@ func (p *TTYPrompter) Ask(ctx context.Context, q Question) (Answer, error) {
 	}
 }
 
-// DenyPrompter is for when nobody can be asked: every question is
+// DenyPrompter is for when nobody is to be asked: every question is
 // denied. Show the user [RefusalMessage] to say which rule asked and how
 // to allow the command.
-type DenyPrompter struct{}
+type DenyPrompter struct {
+	// Why nobody is asked, for the refusal: empty means nobody can be
+	// (no terminal, no MCP elicitation).
+	Why string
+}
 
 // Ask denies.
 func (DenyPrompter) Ask(context.Context, Question) (Answer, error) { return Deny, nil }
+
+// WhyNotAsked is the reason a refusal gives for not asking.
+func (p DenyPrompter) WhyNotAsked() string {
+	if p.Why != "" {
+		return p.Why
+	}
+	return "nobody can be asked (no terminal, no MCP elicitation)"
+}
 
 // RefusalMessage says why a question was refused when nobody could be
 // asked (the [DenyPrompter], a CI run without a terminal), names the rule
 // that asked, and says how to allow the command in the policy file
 // policySource (a [policy.Policy.Source]).
 func RefusalMessage(q Question, policySource string) string {
+	return RefusalMessageWhy(q, policySource, DenyPrompter{}.WhyNotAsked())
+}
+
+// RefusalMessageWhy is [RefusalMessage] with the reason nobody was asked
+// (see [DenyPrompter.WhyNotAsked]).
+func RefusalMessageWhy(q Question, policySource, whyNotAsked string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "refused: %s needs approval and nobody can be asked (no terminal, no MCP elicitation)", Display(q.Request.Argv))
+	fmt.Fprintf(&b, "refused: %s needs approval and %s", Display(q.Request.Argv), whyNotAsked)
 	if q.Reason != "" {
 		fmt.Fprintf(&b, "; %s", Escape(q.Reason))
 	}

@@ -36,7 +36,7 @@ func answerOn(t *testing.T, answers ...string) *TTYPrompter {
 				return
 			}
 			seen.WriteByte(b)
-			if strings.HasSuffix(seen.String(), "[a]bort? ") && len(answers) > 0 {
+			if (strings.HasSuffix(seen.String(), "[a]bort? ") || strings.HasSuffix(seen.String(), "[n]o? ")) && len(answers) > 0 {
 				master.Write([]byte(answers[0] + "\n"))
 				answers = answers[1:]
 			}
@@ -68,6 +68,27 @@ func TestTTYPrompter(t *testing.T) {
 				t.Fatalf("got %v, %v; want %v", got, err, c.want)
 			}
 		})
+	}
+}
+
+// TestTTYPrompterOneCommand: with one command to run (the wrapper), "for
+// this session" means nothing: it is neither offered nor taken.
+func TestTTYPrompterOneCommand(t *testing.T) {
+	for _, c := range []struct {
+		answers []string
+		want    Answer
+	}{
+		{[]string{"y"}, ApproveOnce},
+		{[]string{"s", "n"}, Deny},
+	} {
+		p := answerOn(t, c.answers...)
+		p.OneCommand = true
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		got, err := p.Ask(ctx, Question{Kind: KindApprove, Request: Request{Argv: sh("git push")}})
+		cancel()
+		if err != nil || got != c.want {
+			t.Fatalf("%v: got %v, %v; want %v", c.answers, got, err, c.want)
+		}
 	}
 }
 

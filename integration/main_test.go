@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package integration drives the built unified-exec binary end to end: the
 // wrapper through its CLI, the server through a go-sdk MCP client.
 package integration

@@ -1,3 +1,5 @@
+//go:build linux
+
 package integration
 
 import (
@@ -92,6 +94,27 @@ func (tm *term) waitFor(from int, s string) int {
 	}
 }
 
+// approve answers the wrapper's approval question, if it asks one (an
+// interactive shell reads its commands from the terminal: the rules
+// cannot judge them in advance, so the person at it is asked once).
+func (tm *term) approve() int {
+	tm.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		out := tm.output()
+		if i := strings.Index(out, "[y]es, [n]o? "); i >= 0 {
+			tm.send("y\r")
+			return i + len("[y]es, [n]o? ")
+		}
+		if strings.Contains(out, "PROMPT$ ") {
+			return 0
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tm.t.Fatalf("neither a question nor a prompt:\n%q", tm.output())
+	return 0
+}
+
 func (tm *term) send(s string) {
 	tm.t.Helper()
 	if _, err := tm.pty.WriteString(s); err != nil {
@@ -169,7 +192,7 @@ func TestWrapTerminal(t *testing.T) {
 	t.Run("bash-job-control", func(t *testing.T) {
 		ws := t.TempDir()
 		tm := startTerm(t, ws, 24, 80, "bash", "--norc", "--noprofile", "-i")
-		at := tm.waitFor(0, "PROMPT$ ")
+		at := tm.waitFor(tm.approve(), "PROMPT$ ")
 		tm.send("sleep 30 &\r")
 		at = tm.waitFor(at, "PROMPT$ ")
 		tm.send("jobs\r")
@@ -272,7 +295,7 @@ func TestWrapTerminal(t *testing.T) {
 	t.Run("resize", func(t *testing.T) {
 		requireTool(t, "tput")
 		tm := startTerm(t, t.TempDir(), 30, 101, "bash", "--norc", "--noprofile", "-i")
-		at := tm.waitFor(0, "PROMPT$ ")
+		at := tm.waitFor(tm.approve(), "PROMPT$ ")
 		tm.send("echo size:$(tput lines)x$(tput cols)\r")
 		at = tm.waitFor(at, "size:30x101")
 		at = tm.waitFor(at, "PROMPT$ ")

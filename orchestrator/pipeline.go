@@ -257,8 +257,8 @@ func (o *Orchestrator) approve(ctx context.Context, p approval.Prompter, areq ap
 	case approval.Abort:
 		return &RefusedError{Reason: "aborted by the user: " + approval.Display(areq.Argv) + " was not run; stop and ask the user how to proceed", Abort: true}
 	}
-	if _, ok := p.(approval.DenyPrompter); ok {
-		return &RefusedError{Reason: approval.RefusalMessage(q, o.pol.Source)}
+	if dp, ok := p.(approval.DenyPrompter); ok {
+		return &RefusedError{Reason: approval.RefusalMessageWhy(q, o.pol.Source, dp.WhyNotAsked())}
 	}
 	return &RefusedError{Reason: "the user denied running " + approval.Display(areq.Argv) + "; do not retry it as is"}
 }

@@ -152,6 +152,7 @@ func Parse(data []byte, source string) (*Policy, error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	p.loc = loc
 	return p, nil
 }
 

@@ -12,6 +12,18 @@ type Policy struct {
 	// Source names where the policy came from ("embedded default" or a
 	// file path); it is not a TOML key.
 	Source string `toml:"-"`
+
+	// loc finds keys' lines in the file, for messages.
+	loc *locator
+}
+
+// Line is the line of the file where key ("sandbox.writable_roots")
+// is set, 0 when unknown or unset.
+func (p *Policy) Line(key string) int {
+	if p.loc == nil {
+		return 0
+	}
+	return p.loc.line(key, -1)
 }
 
 // Approval is the [approval] table.

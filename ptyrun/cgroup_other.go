@@ -27,7 +27,7 @@ func (*procLimit) close() error   { return nil }
 // fork starts cmd; thread sandboxes are Linux-only.
 func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {
 	if prepare != nil {
-		return fmt.Errorf("ptyrun: thread sandboxes need Linux: %w", ErrUnsupported)
+		return fmt.Errorf("thread sandboxes need Linux: %w", ErrUnsupported)
 	}
 	return cmd.Start()
 }

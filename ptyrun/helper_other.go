@@ -11,7 +11,7 @@ import (
 
 func platformAttr(attr *syscall.SysProcAttr, isolate bool) error {
 	if isolate {
-		return fmt.Errorf("ptyrun: process isolation needs Linux namespaces: %w", ErrUnsupported)
+		return fmt.Errorf("process isolation needs Linux namespaces: %w", ErrUnsupported)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ import (
 // output was drained ([Process.Done]), or after [Process.Kill].
 func Start(spec Spec) (*Process, error) {
 	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
-		return nil, errors.New("ptyrun: empty command")
+		return nil, errors.New("empty command")
 	}
 	if spec.Output == nil {
 		spec.Output = io.Discard
@@ -38,14 +38,14 @@ func Start(spec Spec) (*Process, error) {
 	if spec.Dir != "" {
 		st, err := os.Stat(spec.Dir)
 		if err != nil {
-			return nil, fmt.Errorf("ptyrun: working directory %q: %w", spec.Dir, errors.Unwrap(err))
+			return nil, fmt.Errorf("working directory %q: %w", spec.Dir, errors.Unwrap(err))
 		}
 		if !st.IsDir() {
-			return nil, fmt.Errorf("ptyrun: working directory %q is not a directory", spec.Dir)
+			return nil, fmt.Errorf("working directory %q is not a directory", spec.Dir)
 		}
 	}
 	if _, err := exec.LookPath(spec.Argv[0]); err != nil {
-		return nil, fmt.Errorf("ptyrun: program %q not found or not executable", spec.Argv[0])
+		return nil, fmt.Errorf("program %q not found or not executable", spec.Argv[0])
 	}
 	if spec.Helper != nil && (spec.Helper.Thread == nil || spec.Helper.Isolate) && !helperInstalled {
 		return nil, ErrHelperNotInstalled
@@ -117,7 +117,7 @@ func (p *Process) start() error {
 	if spec.MaxProcs > 0 {
 		l, err := newProcLimit(spec.MaxProcs, p.marker)
 		if err != nil {
-			return fmt.Errorf("ptyrun: %w", err)
+			return fmt.Errorf("%w", err)
 		}
 		p.limit = l
 	} else if ok, _ := ProcessLimitAvailable(); ok && !isolate {
@@ -148,13 +148,13 @@ func (p *Process) start() error {
 		cmd.Args = []string{helperArg0}
 		pr, pw, err := os.Pipe()
 		if err != nil {
-			return fmt.Errorf("ptyrun: helper pipe: %w", err)
+			return fmt.Errorf("helper pipe: %w", err)
 		}
 		sr, sw, err := os.Pipe()
 		if err != nil {
 			pr.Close()
 			pw.Close()
-			return fmt.Errorf("ptyrun: status pipe: %w", err)
+			return fmt.Errorf("status pipe: %w", err)
 		}
 		payloadW, statusW = pw, sw
 		p.status = sr
@@ -177,7 +177,7 @@ func (p *Process) start() error {
 		master, tty, err := pty.Open()
 		if err != nil {
 			p.closeStatus(payloadW, statusW)
-			return fmt.Errorf("ptyrun: open pty: %w", err)
+			return fmt.Errorf("open pty: %w", err)
 		}
 		rows, cols := spec.Rows, spec.Cols
 		if rows == 0 {
@@ -190,7 +190,7 @@ func (p *Process) start() error {
 			master.Close()
 			tty.Close()
 			p.closeStatus(payloadW, statusW)
-			return fmt.Errorf("ptyrun: set terminal size: %w", err)
+			return fmt.Errorf("set terminal size: %w", err)
 		}
 		nb, err := nonblocking(master)
 		master.Close()
@@ -211,7 +211,7 @@ func (p *Process) start() error {
 		r, w, err := os.Pipe()
 		if err != nil {
 			p.closeStatus(payloadW, statusW)
-			return fmt.Errorf("ptyrun: output pipe: %w", err)
+			return fmt.Errorf("output pipe: %w", err)
 		}
 		p.output = r
 		slave = w
@@ -230,7 +230,7 @@ func (p *Process) start() error {
 			p.output.Close()
 		}
 		p.closeStatus(payloadW, statusW)
-		return fmt.Errorf("ptyrun: start %s: %w", argv[0], err)
+		return fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	// Only the child keeps the terminal slave / pipe write end: EIO or EOF
 	// then means every holder is gone.
@@ -532,57 +532,6 @@ func (p *Process) killTree(sig syscall.Signal) error {
 	return err
 }
 
-// Spec describes a command to start.
-type Spec struct {
-	// Argv is the command, e.g. ["/bin/bash", "-lc", "make test"].
-	Argv []string
-	// Dir is the working directory; empty means the current one.
-	Dir string
-	// Env is the full environment; nil means the current process's.
-	Env []string
-	// TTY runs the command in a new pseudo-terminal; otherwise stdin is
-	// /dev/null and stdout+stderr share one pipe (arrival order kept).
-	TTY bool
-	// Rows and Cols size the terminal; 0 means 24×80.
-	Rows, Cols uint16
-	// Output receives every byte the command writes, from the pump
-	// goroutine, in order. It should not block for long.
-	Output io.Writer
-	// MaxProcs caps the processes and threads of the whole session (a
-	// fork bomb stops there) with a cgroup of its own; 0 means no limit.
-	// Start fails where the limit cannot be set (see
-	// [ProcessLimitAvailable]).
-	MaxProcs int
-	// Helper, when set, starts the command through a re-executed helper
-	// that applies restrictions first (see [Helper]).
-	Helper *Helper
-	// Stdio, when set (pipes only, not TTY), are the command's stdin,
-	// stdout and stderr themselves, passed as they are (the wrapper's
-	// own): nothing is copied and Output is not used.
-	Stdio *Stdio
-}
-
-// Stdio are the standard streams a command is given as they are.
-type Stdio struct {
-	Stdin, Stdout, Stderr *os.File
-}
-
-// ExitStatus is how a process ended.
-type ExitStatus struct {
-	// Code is the exit code, or 128+N for a death by signal N.
-	Code int
-	// Signal is the signal that killed the process, or 0.
-	Signal syscall.Signal
-}
-
-// String gives "exit 3" or "signal SIGKILL (137)".
-func (s ExitStatus) String() string {
-	if s.Signal != 0 {
-		return fmt.Sprintf("signal %s (%d)", SignalName(s.Signal), s.Code)
-	}
-	return fmt.Sprintf("exit %d", s.Code)
-}
-
 func statusFrom(ps *os.ProcessState, err error) ExitStatus {
 	if ps == nil {
 		return ExitStatus{Code: 125}
@@ -595,37 +544,11 @@ func statusFrom(ps *os.ProcessState, err error) ExitStatus {
 
 // SignalName gives the conventional name of a signal, e.g. "SIGKILL".
 func SignalName(s syscall.Signal) string {
-	if n, ok := signalNames[s]; ok {
+	if n := unix.SignalName(s); n != "" {
 		return n
 	}
 	return "SIG" + strconv.Itoa(int(s))
 }
-
-var signalNames = map[syscall.Signal]string{
-	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
-	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
-	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
-	syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
-	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
-	syscall.SIGCHLD: "SIGCHLD", syscall.SIGCONT: "SIGCONT", syscall.SIGSTOP: "SIGSTOP",
-	syscall.SIGTSTP: "SIGTSTP", syscall.SIGTTIN: "SIGTTIN", syscall.SIGTTOU: "SIGTTOU",
-	syscall.SIGURG: "SIGURG", syscall.SIGXCPU: "SIGXCPU", syscall.SIGXFSZ: "SIGXFSZ",
-	syscall.SIGVTALRM: "SIGVTALRM", syscall.SIGPROF: "SIGPROF", syscall.SIGWINCH: "SIGWINCH",
-	syscall.SIGIO: "SIGIO", syscall.SIGSYS: "SIGSYS",
-}
-
-// Errors.
-var (
-	// ErrNoStdin: the process runs with pipes and stdin on /dev/null.
-	ErrNoStdin = errors.New("stdin is closed (the command runs with pipes); rerun it with tty=true to write to it")
-	// ErrExited: the process has exited.
-	ErrExited = errors.New("the process has exited")
-	// ErrHelperNotInstalled: Spec.Helper was set but the binary never
-	// called MaybeRunHelper, so re-executing it would run its main.
-	ErrHelperNotInstalled = errors.New("ptyrun: the re-exec helper is not installed: call ptyrun.MaybeRunHelper at the start of main (or TestMain)")
-	// ErrUnsupported: this platform cannot run commands.
-	ErrUnsupported = errors.New("ptyrun: unsupported platform")
-)
 
 // markerEnv names the environment variable that tags every process of a
 // session, so a kill can find descendants that left the process group.
@@ -646,11 +569,11 @@ func nonblocking(f *os.File) (*os.File, error) {
 	// terminal, for good.
 	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("ptyrun: dup pty master: %w", err)
+		return nil, fmt.Errorf("dup pty master: %w", err)
 	}
 	if err := syscall.SetNonblock(fd, true); err != nil {
 		syscall.Close(fd)
-		return nil, fmt.Errorf("ptyrun: non-blocking pty master: %w", err)
+		return nil, fmt.Errorf("non-blocking pty master: %w", err)
 	}
 	return os.NewFile(uintptr(fd), f.Name()), nil
 }

@@ -40,7 +40,7 @@ func BatchScheduling(on bool) error {
 	for pass := 0; pass < 10; pass++ {
 		ents, err := os.ReadDir("/proc/self/task")
 		if err != nil {
-			return fmt.Errorf("ptyrun: scheduling: %w", err)
+			return fmt.Errorf("scheduling: %w", err)
 		}
 		changed := 0
 		for _, e := range ents {
@@ -50,7 +50,7 @@ func BatchScheduling(on bool) error {
 			}
 			ok, err := switchPolicy(tid, from, to)
 			if err != nil {
-				return fmt.Errorf("ptyrun: scheduling thread %d: %w", tid, err)
+				return fmt.Errorf("scheduling thread %d: %w", tid, err)
 			}
 			if ok {
 				changed++
@@ -60,7 +60,7 @@ func BatchScheduling(on bool) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("ptyrun: scheduling: threads kept starting under the old policy through 10 passes over /proc/self/task")
+	return fmt.Errorf("scheduling: threads kept starting under the old policy through 10 passes over /proc/self/task")
 }
 
 // switchPolicy moves thread tid (0: the caller) from policy from to

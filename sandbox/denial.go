@@ -3,7 +3,6 @@ package sandbox
 import (
 	"regexp"
 	"strings"
-	"syscall"
 )
 
 // DetectDenial tells whether a failed command was likely stopped by the
@@ -43,11 +42,14 @@ import (
 // "Permission denied, please try again."); output of a command that
 // exited 0. A network failure that does not print the errno (curl's
 // "Couldn't connect to server" alone) is not recognised.
+// sigSYS is SIGSYS on Linux, where seccomp kills with it.
+const sigSYS = 31
+
 func DetectDenial(sandboxed bool, exitCode int, output string) (denied bool, why string) {
 	if !sandboxed || exitCode == 0 {
 		return false, ""
 	}
-	if exitCode == 128+int(syscall.SIGSYS) {
+	if exitCode == 128+sigSYS {
 		return true, "killed by SIGSYS (a blocked system call)"
 	}
 	const window = 256 << 10

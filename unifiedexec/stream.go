@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sync"
 	"syscall"
 	"time"
@@ -143,8 +142,8 @@ func (m *Manager) finish(ctx context.Context, p *ptyrun.Process, req StreamReque
 	var winch chan os.Signal
 	if term != nil {
 		winch = make(chan os.Signal, 1)
-		signal.Notify(winch, syscall.SIGWINCH)
-		defer signal.Stop(winch)
+		notifyResize(winch)
+		defer stopResize(winch)
 		term.startInput(p)
 		defer term.stopInput()
 	}

@@ -4,11 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 
 	"github.com/unified-exec/unified-exec/ptyrun"
 	"golang.org/x/sys/unix"
 )
+
+// notifyResize sends the window-size changes of the caller's terminal
+// (SIGWINCH) on ch.
+func notifyResize(ch chan os.Signal) { signal.Notify(ch, syscall.SIGWINCH) }
 
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
@@ -116,3 +122,6 @@ func (t *terminalMirror) stopInput() {
 	t.wakeW.Close()
 	t.wakeR.Close()
 }
+
+// stopResize ends notifyResize.
+func stopResize(ch chan os.Signal) { signal.Stop(ch) }

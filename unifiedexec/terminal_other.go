@@ -11,6 +11,8 @@ import (
 
 func isTerminal(f *os.File) bool { return false }
 
+func notifyResize(ch chan os.Signal) {}
+
 // terminalMirror is Linux-only; isTerminal never lets Stream make one.
 type terminalMirror struct{}
 
@@ -21,3 +23,5 @@ func (t *terminalMirror) restore()                     {}
 func (t *terminalMirror) size() (rows, cols uint16)    { return 24, 80 }
 func (t *terminalMirror) startInput(p *ptyrun.Process) {}
 func (t *terminalMirror) stopInput()                   {}
+
+func stopResize(ch chan os.Signal) {}

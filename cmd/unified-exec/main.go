@@ -11,8 +11,11 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/unified-exec/unified-exec/ptyrun"
 )
@@ -32,23 +35,57 @@ func main() {
 }
 
 func run(args []string) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "version":
+	// The flags of the wrapper and the server may also come before a
+	// subcommand: `unified-exec --policy p.toml sandbox status`.
+	globals, rest := leadingFlags(args)
+	if len(rest) > 0 {
+		switch rest[0] {
+		case "version", "--version", "-version":
 			fmt.Println("unified-exec", version)
 			return 0
 		case "tools":
-			return cmdTools(args[1:])
+			return cmdTools(rest[1:])
 		case "policy":
-			return cmdPolicy(args[1:])
+			return cmdPolicy(withFlags(rest[1:], globals))
 		case "sandbox":
-			return cmdSandbox(args[1:])
-		case "help", "-h", "--help":
+			return cmdSandbox(withFlags(rest[1:], globals))
+		case "help", "-h", "--help", "-help":
 			fmt.Print(usage)
 			return 0
 		}
 	}
 	return cmdMain(args)
+}
+
+// leadingFlags splits the wrapper's and server's flags off the front of
+// args (up to the first other word, or --).
+func leadingFlags(args []string) (flags, rest []string) {
+	valued := map[string]bool{"policy": true, "workspace": true, "sandbox": true}
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if a == "--" || !strings.HasPrefix(a, "-") || (!valued[name] && name != "network") {
+			break
+		}
+		if valued[name] && !hasValue {
+			if i+1 >= len(args) {
+				break
+			}
+			i++
+		}
+		i++
+	}
+	return args[:i], args[i:]
+}
+
+// withFlags puts flags given before a subcommand after its own name
+// ("explain", "status"), where its flag set reads them.
+func withFlags(sub, flags []string) []string {
+	if len(flags) == 0 || len(sub) == 0 || strings.HasPrefix(sub[0], "-") {
+		return append(append([]string(nil), flags...), sub...)
+	}
+	return append(append([]string{sub[0]}, flags...), sub[1:]...)
 }
 
 const usage = `unified-exec: run shell commands for AI agents, safely.
@@ -60,11 +97,23 @@ const usage = `unified-exec: run shell commands for AI agents, safely.
   unified-exec policy explain [--policy FILE] -- CMD...            show the decision for a command
   unified-exec sandbox status                                      what this host enforces
   unified-exec tools [--format mcp|openai]                         the tool schemas
-  unified-exec version
+  unified-exec version | --version
+
+Flags may come before a subcommand (unified-exec --policy FILE sandbox status); every
+subcommand takes -h. To wrap a program named like a subcommand, put it after --.
 
 Without --policy the embedded default policy applies.
 Exit codes when wrapping: the command's own; 126 refused; 125 unified-exec's own error.
 `
+
+// helpOr2 is the exit code of a flag parse that failed: 0 for -h (the
+// flag set printed its help), 2 for a bad flag.
+func helpOr2(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 2
+}
 
 func errorf(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "unified-exec: "+format+"\n", a...)

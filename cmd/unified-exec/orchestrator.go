@@ -43,12 +43,12 @@ func newOrchestratorWith(f mainFlags, server bool, onExit func(id, code int, las
 	var prompter approval.Prompter
 	switch pol.Approval.Prompt {
 	case "deny":
-		prompter = approval.DenyPrompter{}
+		prompter = approval.DenyPrompter{Why: "the policy says not to ask ([approval] prompt = \"deny\" in " + pol.Source + ")"}
 	case "tty":
-		prompter = &approval.TTYPrompter{}
+		prompter = &approval.TTYPrompter{OneCommand: !server}
 	default: // auto: the terminal when wrapping; MCP elicitation in the server
 		if !server {
-			prompter = &approval.TTYPrompter{}
+			prompter = &approval.TTYPrompter{OneCommand: true}
 		}
 	}
 	// UNIFIED_EXEC_SPAWN=helper: every command through the re-executed

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/unified-exec/unified-exec/approval"
 	"github.com/unified-exec/unified-exec/policy"
@@ -13,24 +14,51 @@ import (
 
 // cmdPolicy: `policy check [FILE]` and `policy explain [--policy FILE] -- CMD...`.
 func cmdPolicy(args []string) int {
+	const policyUsage = "usage: unified-exec policy show | check [FILE] | explain [--policy FILE] [--workspace DIR] [--escalated] -- CMD...\n\n" +
+		"  show     print the embedded default policy, to copy and edit\n" +
+		"  check    validate a policy file as a run would (exit 1 with file:line on a problem)\n" +
+		"  explain  the decision and the sandbox for a command (exit 1 when it would be refused)\n"
 	if len(args) == 0 {
-		errorf("policy: use `unified-exec policy show`, `unified-exec policy check [FILE]` or `unified-exec policy explain [--policy FILE] -- CMD...`")
+		errorf("policy: a subcommand is needed\n%s", policyUsage)
 		return 2
 	}
 	switch args[0] {
+	case "-h", "--help", "-help", "help":
+		fmt.Print(policyUsage)
+		return 0
 	case "show":
 		// The embedded default, to copy and edit: its comments document
 		// every key.
 		os.Stdout.Write(policy.DefaultTOML())
 		return 0
 	case "check":
-		file := ""
-		if len(args) > 1 {
-			file = args[1]
+		fs := flag.NewFlagSet("policy check", flag.ContinueOnError)
+		fs.Usage = func() {
+			fmt.Fprintln(fs.Output(), "usage: unified-exec policy check [--workspace DIR] [FILE]\n\nValidates a policy file (default: the embedded one) as a run would: keys, types and values, and that its paths exist.")
+			fs.PrintDefaults()
+		}
+		flagFile := fs.String("policy", "", "policy file (same as FILE)")
+		ws := fs.String("workspace", ".", "workspace directory the policy is checked against")
+		if err := fs.Parse(args[1:]); err != nil {
+			return helpOr2(err)
+		}
+		file := *flagFile
+		if fs.NArg() > 0 {
+			file = fs.Arg(0)
 		}
 		pol, err := loadPolicy(file)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
+			errorf("%v", err)
+			return 1
+		}
+		// What a run would refuse: a sandbox that cannot be compiled here
+		// (a writable root that does not exist).
+		if _, err := sandbox.Compile(pol.Sandbox, *ws); err != nil {
+			loc := pol.Source
+			if line := pol.Line("sandbox.writable_roots"); line > 0 {
+				loc = fmt.Sprintf("%s:%d", pol.Source, line)
+			}
+			errorf("%s: %v", loc, err)
 			return 1
 		}
 		fmt.Printf("%s: ok (approval %s, sandbox %s, %d rules)\n", pol.Source, pol.Approval.Mode, pol.Sandbox.Mode, len(pol.Rules))
@@ -41,7 +69,7 @@ func cmdPolicy(args []string) int {
 		ws := fs.String("workspace", ".", "workspace directory")
 		escalate := fs.Bool("escalated", false, "judge it as a request to run without the sandbox")
 		if err := fs.Parse(args[1:]); err != nil {
-			return 2
+			return helpOr2(err)
 		}
 		argv := fs.Args()
 		if len(argv) == 0 {
@@ -50,7 +78,7 @@ func cmdPolicy(args []string) int {
 		}
 		pol, err := loadPolicy(*file)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
+			errorf("%v", err)
 			return 1
 		}
 		// A single argument is a shell line, as the model sends it.
@@ -87,6 +115,9 @@ func cmdPolicy(args []string) int {
 				fmt.Print(indent(plan.String()))
 			}
 		}
+		if d.Outcome == approval.Forbidden {
+			return 1 // a run would refuse it
+		}
 		return 0
 	}
 	errorf("policy: unknown subcommand %q", args[0])
@@ -94,24 +125,9 @@ func cmdPolicy(args []string) int {
 }
 
 func indent(s string) string {
-	out := ""
-	for _, l := range splitLines(s) {
-		out += "  " + l + "\n"
+	var b strings.Builder
+	for l := range strings.Lines(s) {
+		b.WriteString("  " + strings.TrimSuffix(l, "\n") + "\n")
 	}
-	return out
-}
-
-func splitLines(s string) []string {
-	var lines []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			lines = append(lines, s[start:i])
-			start = i + 1
-		}
-	}
-	if start < len(s) {
-		lines = append(lines, s[start:])
-	}
-	return lines
+	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/unified-exec/unified-exec/orchestrator"
@@ -14,15 +15,27 @@ import (
 
 // cmdSandbox: `unified-exec sandbox status [--policy FILE] [--workspace DIR]`.
 func cmdSandbox(args []string) int {
+	const sandboxUsage = "usage: unified-exec sandbox status [--policy FILE] [--workspace DIR]\n\n" +
+		"What this host enforces for the policy, checked by starting a command the way every command starts (exit 1 when commands would not run).\n"
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help") {
+		fmt.Print(sandboxUsage)
+		return 0
+	}
+	// Flags given before "status" (unified-exec --policy F sandbox status).
+	var pre []string
+	for len(args) > 0 && args[0] != "status" && strings.HasPrefix(args[0], "-") {
+		pre, args = append(pre, args[0]), args[1:]
+	}
 	if len(args) == 0 || args[0] != "status" {
-		errorf("sandbox: unknown subcommand; use: unified-exec sandbox status [--policy FILE] [--workspace DIR]")
+		errorf("sandbox: unknown subcommand\n%s", sandboxUsage)
 		return 2
 	}
 	fs := flag.NewFlagSet("sandbox status", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), sandboxUsage) }
 	file := fs.String("policy", "", "policy file (default: the embedded policy)")
 	ws := fs.String("workspace", ".", "workspace directory")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	if err := fs.Parse(append(pre, args[1:]...)); err != nil {
+		return helpOr2(err)
 	}
 	// The report is made where commands run (the program namespace
 	// serve and wrap enter), and checked by starting one.
@@ -49,7 +62,7 @@ func sandboxReport(o *orchestrator.Orchestrator) (string, bool) {
 	st := sandbox.HostStatus()
 	plan, err := sandbox.Compile(pol.Sandbox, o.Workspace())
 	if err != nil {
-		return st.String() + fmt.Sprintf("policy sandbox: %v\n", err), false
+		return st.String() + fmt.Sprintf("ENFORCEMENT: refused: the policy's sandbox cannot be set up here: %v\n", err), false
 	}
 	report := sandbox.Describe(st, pol.Sandbox, plan)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -12,7 +12,7 @@ func cmdTools(args []string) int {
 	fs := flag.NewFlagSet("tools", flag.ContinueOnError)
 	format := fs.String("format", "mcp", "mcp or openai")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return helpOr2(err)
 	}
 	out, err := mcpserver.ToolsJSON(*format)
 	if err != nil {

@@ -4,9 +4,6 @@ package testreq
 
 import (
 	"os"
-	"path/filepath"
-	"strings"
-	"syscall"
 )
 
 // Env is the variable that turns skips for missing features into failures.
@@ -26,21 +23,4 @@ func ProcessLimitRequired() bool {
 		return false
 	}
 	return os.Getuid() == 0 || delegatedCgroup()
-}
-
-func delegatedCgroup() bool {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "0::"); ok {
-			var st syscall.Stat_t
-			dir := filepath.Join("/sys/fs/cgroup", rest)
-			if syscall.Stat(filepath.Join(dir, "cgroup.procs"), &st) == nil && int(st.Uid) == os.Getuid() {
-				return true
-			}
-		}
-	}
-	return false
 }

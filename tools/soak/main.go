@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command soak drives a real unified-exec MCP server with a random mix of
 // exec_command calls and checks, at the end, that nothing leaked: file
 // descriptors, goroutines, child processes, zombies, and that the server's

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package testreq
+
+// delegatedCgroup: cgroups are Linux-only.
+func delegatedCgroup() bool { return false }

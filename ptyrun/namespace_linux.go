@@ -38,6 +38,11 @@ func EnterNamespace() bool {
 		// Commands forked from restricted threads share this namespace:
 		// the program's environment must not be readable there.
 		insideOwn = os.Getppid() == 1 && hideEnviron() == nil
+		if insideOwn {
+			// Root, or the user namespace's capabilities: sessions'
+			// namespaces are made directly, no probe needed.
+			userns.Known(userns.Direct)
+		}
 		if insideOwn && userns.HasAmbient() {
 			// In a user namespace of its own, the program keeps its
 			// capabilities there (to mount and make namespaces for its

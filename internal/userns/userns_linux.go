@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -100,14 +99,18 @@ func Probe() (Kind, error) {
 }
 
 func probeNow() (Kind, error) {
-	bin := "/bin/true"
-	if _, err := os.Stat(bin); err != nil {
-		bin = "/usr/bin/true"
-	}
+	// A child that execs nothing: the clone either fails (the namespaces
+	// are refused) or succeeds and the exec of a missing file fails
+	// (ENOENT), and ForkExec reaps the child either way. No program runs.
 	try := func(k Kind) error {
-		cmd := exec.Command(bin)
-		cmd.SysProcAttr = Attr(k, 0)
-		return cmd.Run()
+		_, err := syscall.ForkExec("/nonexistent/unified-exec-namespace-probe", []string{"probe"}, &syscall.ProcAttr{Sys: Attr(k, 0)})
+		if errors.Is(err, syscall.ENOENT) {
+			return nil
+		}
+		if err == nil {
+			return errors.New("the probe ran")
+		}
+		return err
 	}
 	direct := try(Direct)
 	if direct == nil {
@@ -120,16 +123,14 @@ func probeNow() (Kind, error) {
 	if why := refusedBy(); why != "" {
 		return None, errors.New("user namespaces are refused by sysctl " + why)
 	}
-	return None, fmt.Errorf("no PID and mount namespaces for a child (directly: %v; through a user namespace: %v)", unwrapExec(direct), unwrapExec(user))
+	return None, fmt.Errorf("no PID and mount namespaces for a child (directly: %v; through a user namespace: %v)", direct, user)
 }
 
-// unwrapExec drops exec's "fork/exec /bin/true: " prefix: the probe's
-// command is not what failed.
-func unwrapExec(err error) error {
-	if u := errors.Unwrap(err); u != nil {
-		return u
-	}
-	return err
+// Known records how this process makes namespaces when it knows without
+// a probe: a program inside a namespace of its own holds CAP_SYS_ADMIN
+// there (Direct). It must be called before the first [Probe].
+func Known(k Kind) {
+	probe.once.Do(func() { probe.kind = k })
 }
 
 // refusedBy names the sysctl that refuses unprivileged user namespaces

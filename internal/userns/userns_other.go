@@ -32,3 +32,6 @@ func ClearAmbientAllThreads() error { return nil }
 
 // HasAmbient reports false off Linux.
 func HasAmbient() bool { return false }
+
+// Known does nothing off Linux.
+func Known(k Kind) {}

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/creack/pty"
-	"github.com/unified-exec/unified-exec/internal/testreq"
-	"github.com/unified-exec/unified-exec/ptyrun"
 	"golang.org/x/sys/unix"
 )
 
@@ -68,14 +66,6 @@ func TestEscape(t *testing.T) {
 	}
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			if ok, err := ptyrun.ProcessLimitAvailable(); m.name == "thread" && !ok {
-				// Sessions fork from a sandboxed thread only where a
-				// cgroup each gives the whole-tree kill.
-				if testreq.ProcessLimitRequired() {
-					t.Fatalf("the thread path needs a pids cgroup: %v", err)
-				}
-				t.Skipf("no thread path without a pids cgroup (an ordinary user without a delegated cgroup v2 subtree): %v", err)
-			}
 			spawnEnv = m.env
 			defer func() { spawnEnv = nil }()
 			e := newSandboxEnv(t, "")

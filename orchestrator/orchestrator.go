@@ -90,6 +90,13 @@ func New(cfg Config) (*Orchestrator, error) {
 	} else {
 		o.status = sandbox.HostStatus()
 	}
+	if !o.status.ProcessLimitKnown {
+		ok, err := unifiedexec.ProcessLimitAvailable()
+		o.status.ProcessLimitKnown, o.status.ProcessLimit = true, ok
+		if err != nil {
+			o.status.ProcessLimitErr = err.Error()
+		}
+	}
 	o.audit, err = openAudit(o.pol.Audit)
 	if err != nil {
 		return nil, err
@@ -127,6 +134,24 @@ func maxProcesses(n int, st sandbox.Status) int {
 		return 0
 	}
 	return n
+}
+
+// Status is what this host enforces, as the orchestrator uses it.
+func (o *Orchestrator) Status() sandbox.Status { return o.status }
+
+// Strategy says how sessions start here, for status lines.
+func (o *Orchestrator) Strategy() string {
+	switch o.m.Strategy() {
+	case unifiedexec.StrategyThread:
+		kill := "a pids cgroup each for the whole-tree kill"
+		if !o.status.ProcessLimit {
+			kill = "the whole-tree kill by process group and an environment marker (no pids cgroup here); everything ends with the program's namespace"
+		}
+		return "sessions fork from a thread sandboxed in place (no helper exec), in the program's PID namespace, " + kill + "; UNIFIED_EXEC_SPAWN=helper gives each a PID namespace of its own instead"
+	case unifiedexec.StrategyHelper:
+		return "each session through a re-executed helper, PID 1 of a PID and mount namespace of its own"
+	}
+	return "each sandboxed command through a re-executed helper that applies Landlock and seccomp (no namespaces)"
 }
 
 // Policy is the policy in force.

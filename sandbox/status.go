@@ -9,7 +9,6 @@ import (
 
 	"github.com/unified-exec/unified-exec/internal/userns"
 	"github.com/unified-exec/unified-exec/policy"
-	"github.com/unified-exec/unified-exec/ptyrun"
 )
 
 // MinLandlockABI is the oldest Landlock ABI [Apply] accepts. ABI 1
@@ -41,6 +40,12 @@ type Status struct {
 	// Root is true when this process runs as root (uid 0).
 	Root bool
 	// ProcessLimit is true when each session can get a pids cgroup, so
+	// [limits] max_processes contains a fork bomb. [HostStatus] does not
+	// know (plans know nothing of spawning): the orchestrator fills it in
+	// with ProcessLimitKnown.
+	ProcessLimitKnown bool
+	// ProcessLimit: see ProcessLimitKnown; true when each session can get
+	// a pids cgroup, so
 	// [limits] max_processes contains a fork bomb.
 	ProcessLimit bool
 	// ProcessLimitErr says why not, when ProcessLimit is false.
@@ -76,11 +81,6 @@ func HostStatus() Status {
 			host.st.UserNamespace = kind == userns.User || !host.st.Root
 		}
 		host.st.ThreadSandbox = ThreadAvailable() == nil
-		if ok, err := ptyrun.ProcessLimitAvailable(); ok {
-			host.st.ProcessLimit = true
-		} else {
-			host.st.ProcessLimitErr = err.Error()
-		}
 	})
 	return host.st
 }
@@ -193,15 +193,12 @@ func (s Status) String() string {
 	}
 	if s.Namespaces {
 		b.WriteString("namespaces: yes (serve and wrap run in a PID namespace of their own, so nothing outlives them; each session gets a mount namespace: protected paths by read-only mounts)\n")
-		if s.ThreadSandbox && s.ProcessLimit {
-			b.WriteString("spawn: sessions fork from a thread sandboxed in place (no helper exec), a cgroup each for the whole-tree kill; UNIFIED_EXEC_SPAWN=helper gives each a PID namespace of its own instead\n")
-		} else {
-			b.WriteString("spawn: each session through a re-executed helper, PID 1 of a namespace of its own (the thread sandbox needs Landlock ABI ≥ 6 and cgroups)\n")
-		}
 	} else {
 		fmt.Fprintf(&b, "namespaces: no (%s): other processes visible in /proc; protected paths enforced by carving; to get them, %s\n", s.NamespaceErr, s.NamespaceFix())
 	}
-	if s.ProcessLimit {
+	if !s.ProcessLimitKnown {
+		// Said by the caller that knows how sessions start.
+	} else if s.ProcessLimit {
 		b.WriteString("process limit: yes (a pids cgroup per session: [limits] max_processes contains a fork bomb)\n")
 	} else {
 		fmt.Fprintf(&b, "process limit: no (%s): a fork bomb is not contained\n", s.ProcessLimitErr)

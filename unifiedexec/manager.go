@@ -127,10 +127,10 @@ const (
 	// helper, PID 1 of a PID and mount namespace of its own.
 	StrategyHelper
 	// StrategyThread: the program runs in a PID namespace of its own
-	// (ptyrun.EnterNamespace) and each session gets a cgroup, so nothing
-	// a session starts can outlive the program or escape a kill: commands
-	// are forked directly, a sandboxed one from a thread the sandbox is
-	// applied to.
+	// (ptyrun.EnterNamespace), so nothing a session starts can outlive
+	// the program: commands are forked directly, a sandboxed one from a
+	// thread the sandbox is applied to. A pids cgroup per session, where
+	// there is one, makes its kill exact.
 	StrategyThread
 )
 
@@ -151,11 +151,20 @@ func chooseStrategy(cfg Config) Strategy {
 	if ok, _ := ptyrun.IsolationAvailable(); !ok {
 		return StrategyPlain
 	}
-	if cg, _ := ptyrun.ProcessLimitAvailable(); cg && ptyrun.InOwnNamespace() && !cfg.HelperPerSession {
+	if ptyrun.InOwnNamespace() && !cfg.HelperPerSession {
+		// Nothing outlives the program's namespace. With a pids cgroup
+		// a session's kill is exact; without one (an ordinary user with
+		// no delegated cgroup v2 subtree) it finds the session's
+		// processes by process group and by the marker in their
+		// environment, as the plain strategy does.
 		return StrategyThread
 	}
 	return StrategyHelper
 }
+
+// ProcessLimitAvailable reports whether sessions can get a process limit
+// (a pids cgroup) here, and if not, why.
+func ProcessLimitAvailable() (bool, error) { return ptyrun.ProcessLimitAvailable() }
 
 // Strategy is how sessions start here.
 func (m *Manager) Strategy() Strategy { return m.strategy }

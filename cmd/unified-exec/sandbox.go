@@ -59,12 +59,12 @@ func cmdSandbox(args []string) int {
 // false when that failed.
 func sandboxReport(o *orchestrator.Orchestrator) (string, bool) {
 	pol := o.Policy()
-	st := sandbox.HostStatus()
+	st := o.Status()
 	plan, err := sandbox.Compile(pol.Sandbox, o.Workspace())
 	if err != nil {
 		return st.String() + fmt.Sprintf("ENFORCEMENT: refused: the policy's sandbox cannot be set up here: %v\n", err), false
 	}
-	report := sandbox.Describe(st, pol.Sandbox, plan)
+	report := sandbox.Describe(st, pol.Sandbox, plan) + "spawn: " + o.Strategy() + "\n"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := o.Check(ctx); err != nil {

@@ -31,6 +31,10 @@ type Question struct {
 	Sandbox string
 	// Denial quotes the sandbox's refusal (retry questions).
 	Denial string
+	// Host and Port are the destination of a network question
+	// (KindNetwork).
+	Host string
+	Port uint16
 }
 
 // Answer is a person's decision.
@@ -62,6 +66,9 @@ var ErrNoTerminal = errors.New("no terminal to ask on")
 // question. A question to run a command without the sandbox says so in
 // its first line.
 func (q Question) Text() string {
+	if q.Kind == KindNetwork {
+		return q.networkText()
+	}
 	var b strings.Builder
 	switch {
 	case q.Kind == KindRetryUnsandboxed:

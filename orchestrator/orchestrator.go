@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/unified-exec/unified-exec/approval"
+	"github.com/unified-exec/unified-exec/egress"
 	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/ptyrun"
 	"github.com/unified-exec/unified-exec/sandbox"
@@ -40,6 +41,9 @@ type Config struct {
 	// HelperPerSession is passed to the manager it creates (see
 	// unifiedexec.Config).
 	HelperPerSession bool
+	// NetworkResolver resolves names for the egress proxy in allowlist
+	// mode; nil is the system's (tests map names to local servers).
+	NetworkResolver egress.Resolver
 }
 
 // Orchestrator takes one request through approval, sandbox choice, spawn,
@@ -52,6 +56,7 @@ type Orchestrator struct {
 	status sandbox.Status
 	cache  approval.Cache
 	audit  *auditLog
+	net    *network // allowlist mode's egress; see egress.go
 	// limitNoted: the model was told once that max_processes is not
 	// enforced here (the start-up line and `sandbox status` say it too);
 	// repeating it on every response would only be noise.
@@ -86,6 +91,7 @@ func New(cfg Config) (*Orchestrator, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.startNetwork(cfg.NetworkResolver)
 	o.m = cfg.Manager
 	if o.m == nil {
 		o.m = unifiedexec.New(unifiedexec.Config{
@@ -125,6 +131,7 @@ func (o *Orchestrator) Manager() *unifiedexec.Manager { return o.m }
 // Close kills every session and closes the audit log.
 func (o *Orchestrator) Close() {
 	o.m.Close()
+	o.net.close()
 	o.audit.close()
 }
 
@@ -403,6 +410,7 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 		return nil, err
 	}
 	req.Helper = helper
+	req.Env = o.egressEnv(helper)
 	req.Label = "sandbox: " + mode
 	req.Notes = append(req.Notes, notes...)
 	if o.pol.Limits.MaxProcesses > 0 && !o.status.ProcessLimit && !o.limitNoted.Swap(true) {
@@ -431,13 +439,17 @@ func (o *Orchestrator) helperFor(sp policy.Sandbox, mode string) (*ptyrun.Helper
 	if err != nil {
 		return nil, nil, err
 	}
+	plan, netNotes, err := o.egressPlan(plan, sp)
+	if err != nil {
+		return nil, nil, err
+	}
 	if missing := o.status.Missing(plan); len(missing) > 0 {
 		if sp.Required {
 			return nil, nil, fmt.Errorf("%w: this host lacks %s; set [sandbox] required = false to run unsandboxed, or mode = \"danger-full-access\"", ErrSandboxUnavailable, strings.Join(missing, ", "))
 		}
 		return nil, []string{unsandboxedNote + " this host lacks " + strings.Join(missing, ", ") + " (policy: required = false)."}, nil
 	}
-	var notes []string
+	notes := netNotes
 	if lost := o.status.Unenforced(plan); len(lost) > 0 {
 		if sp.Required {
 			return nil, nil, fmt.Errorf("%w: %s, so commands would run without %s. To fix: %s, or set [sandbox] required = false to run commands under Landlock and seccomp alone", ErrSandboxUnavailable, o.status.NamespaceErr, strings.Join(lost, ", nor "), o.status.NamespaceFix())
@@ -454,6 +466,7 @@ func (o *Orchestrator) helperFor(sp policy.Sandbox, mode string) (*ptyrun.Helper
 		// thread: it needs what the namespaces need.
 		h.Thread = sandbox.ApplyThread
 	}
+	o.enterEgress(h, plan)
 	return h, notes, nil
 }
 
@@ -607,7 +620,7 @@ func (o *Orchestrator) runOnce(ctx context.Context, req RunRequest, pol *policy.
 	p, err := ptyrun.Start(ptyrun.Spec{
 		Argv:     req.Argv,
 		Dir:      o.ws,
-		Env:      unifiedexec.BuildEnv(pol.Env.Build(os.Environ()), false),
+		Env:      unifiedexec.BuildEnv(unifiedexec.MergeEnv(pol.Env.Build(os.Environ()), o.egressEnv(helper)), false),
 		Output:   out,
 		Helper:   o.m.HelperFor(helper),
 		MaxProcs: o.m.MaxProcesses(),
@@ -724,7 +737,7 @@ func (o *Orchestrator) Check(ctx context.Context) error {
 		return err
 	}
 	login := false
-	r, err := o.m.Exec(ctx, unifiedexec.ExecRequest{Cmd: "exit 0", Shell: "/bin/sh", Login: &login, Helper: helper, Label: "check", Yield: 10 * time.Second})
+	r, err := o.m.Exec(ctx, unifiedexec.ExecRequest{Cmd: "exit 0", Shell: "/bin/sh", Login: &login, Helper: helper, Env: o.egressEnv(helper), Label: "check", Yield: 10 * time.Second})
 	if err != nil {
 		return err
 	}

@@ -182,6 +182,10 @@ type ExecRequest struct {
 	// Observe, if set, sees clean output as it arrives during this call's
 	// window (for progress notifications). It must not block.
 	Observe func([]byte)
+	// Env, set by the orchestrator, are variables (NAME=value) set on top
+	// of the base environment, replacing any of the same name (the egress
+	// proxy's); the forced ones still win.
+	Env []string
 }
 
 // WriteRequest is one write_stdin call.
@@ -247,7 +251,7 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	spec := ptyrun.Spec{
 		Argv:     []string{shell, flag, req.Cmd},
 		Dir:      dir,
-		Env:      BuildEnv(m.baseEnv(), req.TTY),
+		Env:      BuildEnv(MergeEnv(m.baseEnv(), req.Env), req.TTY),
 		TTY:      req.TTY,
 		Rows:     req.Rows,
 		Cols:     req.Cols,

@@ -75,7 +75,10 @@ func cmdPolicy(args []string) int {
 				fmt.Printf("sandbox:  %v\n", err)
 			} else {
 				fmt.Printf("sandbox:\n")
-				fmt.Print(indent(plan.String()))
+				fmt.Print(indent(plan.WithNetwork(pol.NetworkMode()).String()))
+				if plan.Enforced() {
+					fmt.Print(networkPolicy(pol))
+				}
 			}
 		}
 		return 0

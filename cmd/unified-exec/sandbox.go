@@ -51,7 +51,8 @@ func sandboxReport(o *orchestrator.Orchestrator) (string, bool) {
 	if err != nil {
 		return st.String() + fmt.Sprintf("policy sandbox: %v\n", err), false
 	}
-	report := sandbox.Describe(st, pol.Sandbox, plan)
+	plan = plan.WithNetwork(pol.NetworkMode())
+	report := sandbox.Describe(st, pol.Sandbox, plan) + networkStatus(o)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := o.Check(ctx); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/unified-exec/unified-exec/approval"
 	"github.com/unified-exec/unified-exec/orchestrator"
+	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
 // Approvals travel by MCP elicitation: one form field, "decision". With
@@ -86,6 +87,9 @@ type pendingCall struct {
 	kind    string // the question asked: only its answer is taken
 	state   *orchestrator.State
 	created time.Time
+	// resp and question: a network question's call (see network.go).
+	resp     *unifiedexec.Response
+	question string
 }
 
 const pendingTTL = 30 * time.Minute

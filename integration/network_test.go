@@ -372,3 +372,208 @@ func TestWrapAllowlist(t *testing.T) {
 		t.Fatalf("wrap: %v %s", err, out)
 	}
 }
+
+// hostAddress is a non-loopback address of this host, or "".
+func hostAddress() string {
+	as, _ := net.InterfaceAddrs()
+	for _, a := range as {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			return n.IP.String()
+		}
+	}
+	return ""
+}
+
+// inNamespace is Python that stops (exit 9) unless the process is in a
+// network namespace without routes, so that a direct connection attempt
+// cannot leave the machine if the sandbox were broken.
+const inNamespace = `
+import sys
+if len(open("/proc/self/net/route").read().splitlines()) > 1:
+    print("ROUTES PRESENT: not in the egress namespace"); sys.exit(9)
+`
+
+// TestNetworkEscapes: in allowlist mode every way out but the proxy's
+// policy fails, on both spawn paths.
+func TestNetworkEscapes(t *testing.T) {
+	for _, m := range []struct {
+		name string
+		env  []string
+	}{{"thread", nil}, {"helper", []string{"UNIFIED_EXEC_SPAWN=helper"}}} {
+		t.Run(m.name, func(t *testing.T) {
+			spawnEnv = m.env
+			defer func() { spawnEnv = nil }()
+			networkEscapes(t)
+		})
+	}
+}
+
+func networkEscapes(t *testing.T) {
+	e := newNetEnv(t, "", serverOpts{})
+	// A service of the host on its own loopback, and one on its
+	// non-loopback address: both outside the commands' namespace.
+	secret := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "HOST-SECRET") })
+	hostSvc := httptest.NewServer(secret)
+	defer hostSvc.Close()
+	_, hostPort, _ := net.SplitHostPort(hostSvc.Listener.Addr().String())
+	outside := ""
+	if a := hostAddress(); a != "" {
+		if ln, err := net.Listen("tcp", net.JoinHostPort(a, "0")); err == nil {
+			s := httptest.NewUnstartedServer(secret)
+			s.Listener.Close()
+			s.Listener = ln
+			s.Start()
+			defer s.Close()
+			outside = ln.Addr().String()
+		}
+	}
+	tls := e.tlsPort
+	fails := func(name, cmd string, want ...string) {
+		t.Run(name, func(t *testing.T) {
+			code, out := e.run(t, cmd)
+			if code == 0 || strings.Contains(out, "HOST-SECRET") || strings.Contains(out, "hello from evil") || strings.Contains(out, "ROUTES PRESENT") {
+				t.Fatalf("got through: exit %d: %s", code, out)
+			}
+			for _, w := range want {
+				if !strings.Contains(out, w) {
+					t.Fatalf("exit %d, output lacks %q: %s", code, w, out)
+				}
+			}
+		})
+	}
+	direct := func(host, port string) string {
+		return e.script("direct.py", inNamespace+`
+import errno, socket
+try:
+    socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+except OSError as e:
+    print("errno", errno.errorcode.get(e.errno, e.errno)); sys.exit(1)
+print("CONNECTED HOST-SECRET")
+`) + " " + host + " " + port
+	}
+	if outside != "" {
+		h, p, _ := net.SplitHostPort(outside)
+		fails("direct to an outside address", direct(h, p), "ENETUNREACH")
+	} else {
+		t.Log("no non-loopback address here: the outside-address case is not tried")
+	}
+	fails("direct to a host service on 127.0.0.1", "curl -sS --noproxy '*' http://127.0.0.1:"+hostPort+"/ 2>&1", "Couldn't connect")
+	fails("a host service on 127.0.0.1 through the proxy (IP literal)", "curl -sS -v -f --noproxy '' http://127.0.0.1:"+hostPort+"/ 2>&1", "403", "IP literals are refused")
+	fails("a name resolving to 127.0.0.1", "curl -sS -v -f http://loop.test:"+hostPort+"/ 2>&1", "403", "loop.test resolves to 127.0.0.1 is a loopback address")
+	fails("the metadata address through the proxy", "curl -sS -v -f http://169.254.169.254/latest/meta-data/ 2>&1", "403", "IP literals are refused")
+	fails("a name resolving to the metadata address", "curl -sS -v -f http://meta.test/latest/meta-data/ 2>&1", "403", "link-local")
+	fails("the metadata address directly", direct("169.254.169.254", "80"), "ENETUNREACH")
+	fails("an IP literal", "curl -sS -v --cacert ca.pem https://192.0.2.10/ 2>&1", "403", "IP literals are refused")
+	fails("a DNS query", e.script("dns.py", inNamespace+`
+import errno, socket
+try:
+    socket.getaddrinfo("pypi.test", 443)
+    print("RESOLVED")
+except OSError as e:
+    print("getaddrinfo:", e)
+ns = [l.split()[1] for l in open("/etc/resolv.conf") if l.startswith("nameserver")] or ["127.0.0.53"]
+query = bytes.fromhex("1234010000010000000000000470797069047465737400000100 01".replace(" ", ""))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+try:
+    s.sendto(query, (ns[0], 53))
+    s.recvfrom(512)
+    print("DNS ANSWERED HOST-SECRET")
+except OSError as e:
+    print("errno", errno.errorcode.get(e.errno, e.errno) if e.errno else e); sys.exit(1)
+`), "getaddrinfo:")
+	fails("an SNI other than the CONNECT host", e.script("sni.py", `
+import os, socket, ssl, sys
+proxy = os.environ["HTTPS_PROXY"].split("//")[1].split(":")
+s = socket.create_connection((proxy[0], int(proxy[1])))
+s.sendall(b"CONNECT pypi.test:`+tls+` HTTP/1.1\r\nHost: pypi.test\r\n\r\n")
+print(s.recv(4096).split(b"\r\n")[0].decode())
+ctx = ssl.create_default_context(cafile="ca.pem")
+ctx.check_hostname = False
+try:
+    t = ctx.wrap_socket(s, server_hostname="evil.test")
+    t.sendall(b"GET /hello HTTP/1.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n")
+    print(t.recv(4096).decode())
+except (OSError, ssl.SSLError) as e:
+    print("refused:", e); sys.exit(1)
+`), "200 Connection established", "refused:")
+	fails("a CONNECT relayed by a process in the sandbox", e.script("relay.py", `
+import os, socket, subprocess, sys, threading
+proxy = os.environ["HTTP_PROXY"].split("//")[1].split(":")
+ln = socket.socket(); ln.bind(("127.0.0.1", 0)); ln.listen()
+def pump(a, b):
+    try:
+        while (d := a.recv(65536)):
+            b.sendall(d)
+    except OSError:
+        pass
+    finally:
+        try: b.shutdown(socket.SHUT_WR)
+        except OSError: pass
+def serve():
+    while True:
+        c, _ = ln.accept()
+        u = socket.create_connection((proxy[0], int(proxy[1])))
+        threading.Thread(target=pump, args=(c, u), daemon=True).start()
+        threading.Thread(target=pump, args=(u, c), daemon=True).start()
+threading.Thread(target=serve, daemon=True).start()
+relay = "http://127.0.0.1:%d" % ln.getsockname()[1]
+ok = subprocess.run(["curl", "-sS", "--cacert", "ca.pem", "-x", relay, "https://pypi.test:`+tls+`/hello"], capture_output=True, text=True)
+print("allowed through the relay:", ok.stdout)
+bad = subprocess.run(["curl", "-sS", "-v", "--cacert", "ca.pem", "-x", relay, "https://evil.test:`+tls+`/hello"], capture_output=True, text=True)
+print(bad.stdout, bad.stderr)
+sys.exit(0 if bad.returncode == 0 else 1)
+`), "allowed through the relay: hello", "403", `denied by "evil.test"`)
+	fails("a CONNECT nested in an allowed tunnel", e.script("nested.py", `
+import os, socket, sys
+proxy = os.environ["HTTP_PROXY"].split("//")[1].split(":")
+s = socket.create_connection((proxy[0], int(proxy[1])))
+s.sendall(b"CONNECT 127.0.0.2:`+e.plainPort+` HTTP/1.1\r\n\r\n")
+print("outer:", s.recv(4096).split(b"\r\n")[0].decode())
+s.sendall(b"CONNECT evil.test:`+tls+` HTTP/1.1\r\nHost: evil.test:`+tls+`\r\n\r\n")
+inner = s.recv(4096).split(b"\r\n")[0].decode()
+print("inner:", inner)
+sys.exit(0 if " 200 " in inner + " " else 1)
+`), "outer: HTTP/1.1 200 Connection established", "inner: HTTP/1.1 4")
+	fails("a Host header other than the target", e.script("host.py", `
+import os, socket, sys
+proxy = os.environ["HTTP_PROXY"].split("//")[1].split(":")
+s = socket.create_connection((proxy[0], int(proxy[1])))
+s.sendall(b"GET http://plain.test:`+e.plainPort+`/hello HTTP/1.1\r\nHost: evil.test\r\n\r\n")
+r = s.recv(4096).decode()
+print(r)
+sys.exit(0 if "hello from" in r else 1)
+`), "403", `the Host header "evil.test"`)
+	for name, fam := range map[string]string{"packet": "socket.AF_PACKET, socket.SOCK_RAW, 0", "netlink audit": "socket.AF_NETLINK, socket.SOCK_RAW, 9", "vsock": "40, socket.SOCK_STREAM, 0", "crypto API": "38, socket.SOCK_SEQPACKET, 0", "raw inet": "socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP"} {
+		fails("socket family: "+name, e.script("fam.py", `
+import errno, socket, sys
+try:
+    socket.socket(`+fam+`)
+except OSError as e:
+    print("errno", errno.errorcode.get(e.errno, e.errno)); sys.exit(1)
+print("OPENED")
+`), "errno")
+	}
+	fails("reconfiguring the namespace", "ip addr add 10.9.9.9/8 dev lo 2>&1 || exit 1; ip route add default dev lo 2>&1", "Operation not permitted")
+	t.Run("allowed inside: loopback, netlink route, the proxy", func(t *testing.T) {
+		code, out := e.run(t, e.script("ok.py", `
+import socket
+socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).close()
+a = socket.socket(); a.bind(("127.0.0.1", 0)); a.listen()
+b = socket.create_connection(a.getsockname()); c, _ = a.accept(); b.sendall(b"hi"); print(c.recv(2).decode())
+s6 = socket.socket(socket.AF_INET6); s6.bind(("::1", 0)); s6.listen(); print("v6 ok")
+`)+" && ip -o link | cut -d: -f2")
+		if code != 0 || !strings.Contains(out, "hi") || !strings.Contains(out, "v6 ok") || strings.TrimSpace(strings.Split(out, "v6 ok")[1]) != "lo" {
+			t.Fatalf("%d %s", code, out)
+		}
+	})
+	denied := 0
+	for _, l := range e.auditLines(t) {
+		if l["decision"] == "deny" {
+			denied++
+		}
+	}
+	if denied < 8 {
+		t.Fatalf("%d deny lines in the audit log", denied)
+	}
+}

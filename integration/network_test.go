@@ -49,7 +49,7 @@ allow = ["pypi.test:TLS", "git.test:TLS", "plain.test:PLAIN", "127.0.0.2:TLS", "
 deny = ["evil.test"]
 `
 
-func newNetEnv(t *testing.T, extra string, opts serverOpts) *netEnv {
+func newNetEnv(t testing.TB, extra string, opts serverOpts) *netEnv {
 	t.Helper()
 	requireSandbox(t)
 	dir := t.TempDir()
@@ -65,6 +65,7 @@ func newNetEnv(t *testing.T, extra string, opts serverOpts) *netEnv {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/hello", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "hello from %s", r.Host) })
+	mux.HandleFunc("/bytes", serveBytes)
 	servePackageIndex(t, mux)
 	serveGit(t, mux, dir)
 	up := httptest.NewUnstartedServer(mux)
@@ -100,7 +101,7 @@ func newNetEnv(t *testing.T, extra string, opts serverOpts) *netEnv {
 
 // run executes cmd (it must finish within its window) and returns its
 // exit code and output.
-func (e *netEnv) run(t *testing.T, cmd string) (int, string) {
+func (e *netEnv) run(t testing.TB, cmd string) (int, string) {
 	t.Helper()
 	text, isErr, res := e.call("exec_command", map[string]any{"cmd": cmd, "login": false, "yield_time_ms": 30000})
 	if isErr {
@@ -121,7 +122,7 @@ func (e *netEnv) script(name, code string) string {
 }
 
 // auditLines returns the audit log's network lines.
-func (e *netEnv) auditLines(t *testing.T) []map[string]any {
+func (e *netEnv) auditLines(t testing.TB) []map[string]any {
 	t.Helper()
 	b, _ := os.ReadFile(e.audit)
 	var out []map[string]any
@@ -135,8 +136,23 @@ func (e *netEnv) auditLines(t *testing.T) []map[string]any {
 	return out
 }
 
+// serveBytes answers /bytes?n=N with N zero bytes.
+func serveBytes(w http.ResponseWriter, r *http.Request) {
+	var n int64
+	fmt.Sscan(r.URL.Query().Get("n"), &n)
+	w.Header().Set("Content-Length", fmt.Sprint(n))
+	buf := make([]byte, 256<<10)
+	for n > 0 {
+		k := min(n, int64(len(buf)))
+		if _, err := w.Write(buf[:k]); err != nil {
+			return
+		}
+		n -= k
+	}
+}
+
 // servePackageIndex serves a PEP 503 index with one wheel, tinypkg 0.1.
-func servePackageIndex(t *testing.T, mux *http.ServeMux) {
+func servePackageIndex(t testing.TB, mux *http.ServeMux) {
 	wheel := tinyWheel(t)
 	sum := sha256.Sum256(wheel)
 	mux.HandleFunc("/simple/tinypkg/", func(w http.ResponseWriter, r *http.Request) {
@@ -145,7 +161,7 @@ func servePackageIndex(t *testing.T, mux *http.ServeMux) {
 	mux.HandleFunc("/files/tinypkg-0.1-py3-none-any.whl", func(w http.ResponseWriter, r *http.Request) { w.Write(wheel) })
 }
 
-func tinyWheel(t *testing.T) []byte {
+func tinyWheel(t testing.TB) []byte {
 	files := [][2]string{
 		{"tinypkg/__init__.py", "VERSION = '0.1'\n"},
 		{"tinypkg-0.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: tinypkg\nVersion: 0.1\n"},
@@ -171,7 +187,7 @@ func tinyWheel(t *testing.T) []byte {
 
 // serveGit serves a bare repository with one commit at /git/repo.git
 // through git http-backend (smart HTTP), and returns its commit.
-func serveGit(t *testing.T, mux *http.ServeMux, dir string) string {
+func serveGit(t testing.TB, mux *http.ServeMux, dir string) string {
 	backend := "/usr/lib/git-core/git-http-backend"
 	if _, err := os.Stat(backend); err != nil {
 		return ""

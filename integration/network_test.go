@@ -17,11 +17,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/unified-exec/unified-exec/egress/egresstest"
+	"github.com/unified-exec/unified-exec/internal/proctree"
 )
 
 // netEnv is a server in allowlist mode and the "internet" it may reach:
@@ -592,4 +594,33 @@ s6 = socket.socket(socket.AF_INET6); s6.bind(("::1", 0)); s6.listen(); print("v6
 	if denied < 8 {
 		t.Fatalf("%d deny lines in the audit log", denied)
 	}
+}
+
+// TestNetworkNoLeaks: the proxy's goroutines and fds end with its
+// connections, allowed, refused and cut alike: after rounds of them the
+// server is back where it was.
+func TestNetworkNoLeaks(t *testing.T) {
+	stats := filepath.Join(t.TempDir(), "stats")
+	e := newNetEnv(t, "", serverOpts{env: []string{"UNIFIED_EXEC_STATS=" + stats}})
+	goroutines := func() int {
+		os.Remove(stats)
+		e.cmd.Process.Signal(syscall.SIGUSR1)
+		n := -1
+		waitFor(t, func() bool {
+			b, _ := os.ReadFile(stats)
+			_, err := fmt.Sscanf(string(b), "goroutines %d", &n)
+			return err == nil
+		})
+		return n
+	}
+	round := fmt.Sprintf("for i in 1 2 3 4 5; do curl -s --cacert ca.pem https://pypi.test:%[1]s/hello; curl -s --cacert ca.pem https://evil.test:%[1]s/; curl -s http://plain.test:%[2]s/hello; curl -s --cacert ca.pem --max-time 1 https://pypi.test:%[1]s/bytes?n=100000000 -o /dev/null; done; echo round", e.tlsPort, e.plainPort)
+	if code, out := e.run(t, round); code != 0 || !strings.Contains(out, "round") {
+		t.Fatalf("%d %s", code, out)
+	}
+	pid := proctree.ServingPid(e.cmd.Process.Pid)
+	base, fds := goroutines(), countFDs(pid)
+	for i := 0; i < 3; i++ {
+		e.run(t, round)
+	}
+	waitFor(t, func() bool { return goroutines() <= base && countFDs(pid) <= fds })
 }

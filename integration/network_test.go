@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -20,6 +21,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/creack/pty"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/unified-exec/unified-exec/egress/egresstest"
@@ -623,4 +625,36 @@ func TestNetworkNoLeaks(t *testing.T) {
 		e.run(t, round)
 	}
 	waitFor(t, func() bool { return goroutines() <= base && countFDs(pid) <= fds })
+}
+
+// TestWrapAskNetwork: the wrapper asks about an unlisted host on its
+// terminal while the command waits: o lets the connection through, n
+// refuses it.
+func TestWrapAskNetwork(t *testing.T) {
+	e := newNetEnv(t, "ask = true\n", serverOpts{})
+	for _, c := range []struct{ answer, want string }{{"o", "hello from asked.test"}, {"n", "denied by the user"}} {
+		cmd := exec.Command(binary, "--policy", filepath.Join(e.dir, "policy.toml"), "--workspace", e.ws, "--",
+			"sh", "-c", "curl -sS -v --cacert ca.pem https://asked.test:"+e.tlsPort+"/hello 2>&1")
+		cmd.Dir = e.ws
+		cmd.Env = append(os.Environ(), "UNIFIED_EXEC_TEST_HOSTS="+filepath.Join(e.dir, "hosts"))
+		tty, err := pty.Start(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out lockedBuffer
+		read := make(chan struct{})
+		go func() {
+			// Owner: this test; it ends when the terminal reports EIO.
+			defer close(read)
+			io.Copy(&out, tty)
+		}()
+		waitFor(t, func() bool { return strings.Contains(out.String(), "Allow sandboxed commands to connect to asked.test:"+e.tlsPort+"?") })
+		io.WriteString(tty, c.answer+"\n")
+		cmd.Wait()
+		<-read
+		tty.Close()
+		if !strings.Contains(out.String(), c.want) {
+			t.Fatalf("answer %s: %s", c.answer, out.String())
+		}
+	}
 }

@@ -648,7 +648,9 @@ func TestWrapAskNetwork(t *testing.T) {
 			defer close(read)
 			io.Copy(&out, tty)
 		}()
-		waitFor(t, func() bool { return strings.Contains(out.String(), "Allow sandboxed commands to connect to asked.test:"+e.tlsPort+"?") })
+		waitFor(t, func() bool {
+			return strings.Contains(out.String(), "Allow sandboxed commands to connect to asked.test:"+e.tlsPort+"?")
+		})
 		io.WriteString(tty, c.answer+"\n")
 		cmd.Wait()
 		<-read

@@ -34,6 +34,10 @@ type Question struct {
 	// Unjudged is the decision's [Decision.Unjudged]: the question is
 	// asked because part of the command is known only when it runs.
 	Unjudged *Unjudged
+	// Host and Port are the destination of a network question
+	// (KindNetwork).
+	Host string
+	Port uint16
 }
 
 // Answer is a person's decision.
@@ -65,6 +69,9 @@ var ErrNoTerminal = errors.New("no terminal to ask on")
 // question. A question to run a command without the sandbox says so in
 // its first line.
 func (q Question) Text() string {
+	if q.Kind == KindNetwork {
+		return q.networkText()
+	}
 	var b strings.Builder
 	switch {
 	case q.Kind == KindRetryUnsandboxed:

@@ -20,7 +20,7 @@ import (
 
 // requireSandbox fails (under UNIFIED_EXEC_REQUIRE_SANDBOX=1) or skips when
 // the host cannot enforce the sandbox.
-func requireSandbox(t *testing.T) {
+func requireSandbox(t testing.TB) {
 	t.Helper()
 	out, err := exec.Command(binary, "sandbox", "status").CombinedOutput()
 	if err == nil && strings.Contains(string(out), "ENFORCEMENT: full") {
@@ -33,7 +33,7 @@ func requireSandbox(t *testing.T) {
 }
 
 // python is a real interpreter (not a pyenv shim that needs $HOME).
-func python(t *testing.T) string {
+func python(t testing.TB) string {
 	t.Helper()
 	for _, p := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
 		if _, err := os.Stat(p); err == nil {

@@ -144,7 +144,7 @@ func output(text string) string {
 	return out
 }
 
-func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
+func structured(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	t.Helper()
 	b, _ := json.Marshal(res.StructuredContent)
 	var m map[string]any

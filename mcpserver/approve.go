@@ -86,6 +86,9 @@ type pendingCall struct {
 	kind    string // the question asked: only its answer is taken
 	state   *orchestrator.State
 	created time.Time
+	// resp and question: a network question's call (see network.go).
+	resp     *orchestrator.Response
+	question string
 }
 
 const pendingTTL = 30 * time.Minute

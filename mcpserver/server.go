@@ -188,6 +188,9 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		}
 	}
 	digest := string(req.Params.Arguments)
+	if res, ok := s.resumeNetwork(req, digest); ok {
+		return res, nil
+	}
 	prompter := &elicitPrompter{answers: map[string]approval.Answer{}}
 	if caps := req.ClientCapabilities(); caps != nil && caps.Elicitation != nil {
 		prompter.canAsk = true
@@ -206,7 +209,8 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		}
 	}
 	stop := s.progress(ctx, req)
-	r, err := s.o.Exec(ctx, orchestrator.Request{
+	wctx, unwatch := s.netWatch(ctx, prompter.canAsk)
+	r, err := s.o.Exec(wctx, orchestrator.Request{
 		ExecRequest: orchestrator.ExecRequest{
 			Cmd: a.Cmd, Workdir: a.Workdir, Shell: a.Shell, Login: a.Login, TTY: a.TTY,
 			Rows: rows, Cols: cols, Yield: ms(a.YieldTimeMS), MaxOutputTokens: tokens(a.MaxOutputTokens),
@@ -218,6 +222,7 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		State:         state,
 	})
 	stop.end()
+	unwatch()
 	var need *orchestrator.NeedInput
 	if errors.As(err, &need) {
 		q := need.Question
@@ -230,7 +235,7 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if err != nil {
 		return toolError(err), nil
 	}
-	return respResult(r), nil
+	return s.respondAsking(digest, r, prompter.canAsk), nil
 }
 
 func (s *Server) writeStdin(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -241,17 +246,34 @@ func (s *Server) writeStdin(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if a.SessionID == nil {
 		return toolError(fmt.Errorf("write_stdin: argument \"session_id\" is required")), nil
 	}
+	digest := string(req.Params.Arguments)
+	if res, ok := s.resumeNetwork(req, digest); ok {
+		return res, nil
+	}
+	canAsk := false
+	if caps := req.ClientCapabilities(); caps != nil && caps.Elicitation != nil {
+		canAsk = true
+	}
 	stop := s.progress(ctx, req)
-	r, err := s.o.Write(ctx, orchestrator.WriteRequest{
+	wreq := orchestrator.WriteRequest{
 		SessionID: *a.SessionID, Chars: a.Chars, Keys: a.Keys, Paste: a.Paste,
 		Yield: ms(a.YieldTimeMS), MaxOutputTokens: tokens(a.MaxOutputTokens),
 		Observe: stop.observe,
-	})
+	}
+	wctx, unwatch := s.netWatch(ctx, canAsk)
+	r, err := s.o.Manager().Write(wctx, wreq)
+	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		// A network question ended the watch before the session was
+		// free: write now, with the shortest window, then ask.
+		wreq.Yield = time.Nanosecond
+		r, err = s.o.Manager().Write(ctx, wreq)
+	}
 	stop.end()
+	unwatch()
 	if err != nil {
 		return toolError(fmt.Errorf("write_stdin: %w", err)), nil
 	}
-	return respResult(r), nil
+	return s.respondAsking(digest, r, canAsk), nil
 }
 
 func (s *Server) listSessions(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

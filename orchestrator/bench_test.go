@@ -79,3 +79,40 @@ func BenchmarkSpawnSandboxRatio(b *testing.B) {
 	b.ReportMetric(mu, "unsandboxed-ms")
 	b.ReportMetric(ms/mu, "sandboxed/unsandboxed")
 }
+
+// BenchmarkSpawnPaced: exec_command of `true`, sandboxed, the way an
+// agent's calls come — each after 150 ms of quiet (the model thinking) —
+// against a burst (back to back), alternating, medians. On cgroup v1 the
+// move of the forking thread into the session's cgroup waits for an RCU
+// grace period after a quiet moment: paced/burst shows that tax.
+func BenchmarkSpawnPaced(b *testing.B) {
+	pol := policy.Default()
+	o, err := New(Config{Policy: pol, Workspace: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer o.Close()
+	run := func() time.Duration {
+		t0 := time.Now()
+		r, err := o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "true", Login: noLogin}})
+		if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+			b.Fatal(err, r)
+		}
+		return time.Since(t0)
+	}
+	var paced, burst []time.Duration
+	for b.Loop() {
+		time.Sleep(150 * time.Millisecond)
+		paced = append(paced, run())
+		burst = append(burst, run())
+	}
+	median := func(d []time.Duration) float64 {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / 1e6
+	}
+	mp, mb := median(paced), median(burst)
+	b.ReportMetric(mp, "paced-ms")
+	b.ReportMetric(mb, "burst-ms")
+	b.ReportMetric(mp/mb, "paced/burst")
+}

@@ -126,6 +126,7 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 		return nil, err
 	}
 	req.Sandbox = sb
+	req.Env = o.egressEnv(sb)
 	req.Label = "sandbox: " + mode
 	if !sandboxed && mode != "danger-full-access" {
 		req.Label = "sandbox: none (" + mode + " unavailable)"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/unified-exec/unified-exec/approval"
+	"github.com/unified-exec/unified-exec/egress"
 	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/sandbox"
 	"github.com/unified-exec/unified-exec/unifiedexec"
@@ -37,6 +38,9 @@ type Config struct {
 	// HelperPerSession is passed to the manager it creates (see
 	// unifiedexec.Config).
 	HelperPerSession bool
+	// NetworkResolver resolves names for the egress proxy in allowlist
+	// mode; nil is the system's (tests map names to local servers).
+	NetworkResolver egress.Resolver
 }
 
 // Orchestrator takes one request through approval, sandbox choice, spawn,
@@ -50,6 +54,7 @@ type Orchestrator struct {
 	status sandbox.Status
 	cache  approval.Cache
 	audit  *auditLog
+	net    *network // allowlist mode's egress; see egress.go
 	// limitNoted: the model was told once that max_processes is not
 	// enforced here (the start-up line and `sandbox status` say it too);
 	// repeating it on every response would only be noise.
@@ -110,6 +115,7 @@ func New(cfg Config) (*Orchestrator, error) {
 			o.readOnly = append(o.readOnly, abs)
 		}
 	}
+	o.startNetwork(cfg.NetworkResolver)
 	o.m = cfg.Manager
 	if o.m == nil {
 		o.m = unifiedexec.New(unifiedexec.Config{
@@ -167,6 +173,7 @@ func (o *Orchestrator) Manager() *unifiedexec.Manager { return o.m }
 // Close kills every session and closes the audit log.
 func (o *Orchestrator) Close() {
 	o.m.Close()
+	o.net.close()
 	o.audit.close()
 }
 
@@ -207,7 +214,7 @@ func (o *Orchestrator) Check(ctx context.Context) error {
 		return err
 	}
 	login := false
-	r, err := o.m.Exec(ctx, unifiedexec.ExecRequest{Cmd: "exit 0", Shell: "/bin/sh", Login: &login, Sandbox: sb, Label: "check", Yield: 10 * time.Second})
+	r, err := o.m.Exec(ctx, unifiedexec.ExecRequest{Cmd: "exit 0", Shell: "/bin/sh", Login: &login, Sandbox: sb, Env: o.egressEnv(sb), Label: "check", Yield: 10 * time.Second})
 	if err != nil {
 		return err
 	}

@@ -279,6 +279,10 @@ func (o *Orchestrator) sandboxFor(sp policy.Sandbox, mode string) (sb *unifiedex
 		return nil, false, nil, err
 	}
 	plan.AddReadOnlyFiles(o.readOnly...)
+	plan, notes, err = o.egressPlan(plan, sp)
+	if err != nil {
+		return nil, false, nil, err
+	}
 	if missing := o.status.Missing(plan); len(missing) > 0 {
 		if sp.Required {
 			return nil, false, nil, fmt.Errorf("%w: this host lacks %s; set [sandbox] required = false to run unsandboxed, or mode = \"danger-full-access\"", ErrSandboxUnavailable, strings.Join(missing, ", "))
@@ -299,6 +303,7 @@ func (o *Orchestrator) sandboxFor(sp policy.Sandbox, mode string) (sb *unifiedex
 	if o.status.ThreadSandbox {
 		sb.Thread = sandbox.ApplyThread
 	}
+	o.enterEgress(sb, plan)
 	return sb, true, notes, nil
 }
 

@@ -143,7 +143,7 @@ func (o *Orchestrator) stream(ctx context.Context, req RunRequest, pol *policy.P
 	}
 	res, err := o.m.Stream(ctx, unifiedexec.StreamRequest{
 		Argv: req.Argv, Stdin: req.Stdin, Stdout: stdout, Stderr: stderr,
-		Sandbox: sb, Signals: req.Signals,
+		Sandbox: sb, Env: o.egressEnv(sb), Signals: req.Signals,
 	})
 	if err != nil {
 		return nil, err

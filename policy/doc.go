@@ -27,6 +27,10 @@
 //   - [Sandbox] — [ModeReadOnly], [ModeWorkspaceWrite] or
 //     [ModeDangerFullAccess], network, writable roots, protected and
 //     unreadable paths; see [DefaultSandbox].
+//   - [Network] — the network mode ([NetworkOff], [NetworkAllowlist],
+//     [NetworkOn]; [Policy.NetworkMode] also reads the old spelling,
+//     [Sandbox] network) and the allow and deny host entries
+//     ([ParseHostEntry]) of allowlist mode, enforced by the egress package.
 //   - [Rule] — an argv prefix ([Alternatives] per word) with a decision
 //     ([DecisionAllow], [DecisionPrompt], [DecisionForbid]); the approval
 //     package matches them.

@@ -145,7 +145,7 @@ func Parse(data []byte, source string) (*Policy, error) {
 			p.Rules[i].Line = ruleLines[i]
 		}
 	}
-	for _, e := range p.validate(loc) {
+	for _, e := range append(p.validate(loc), p.validateNetwork(loc, md.IsDefined)...) {
 		e.File = source
 		errs = append(errs, e)
 	}
@@ -157,9 +157,10 @@ func Parse(data []byte, source string) (*Policy, error) {
 }
 
 var knownKeys = map[string][]string{
-	"":         {"approval", "sandbox", "rule", "env", "limits", "audit"},
+	"":         {"approval", "sandbox", "network", "rule", "env", "limits", "audit"},
 	"approval": {"mode", "prompt"},
 	"sandbox":  {"mode", "network", "writable_roots", "exclude_slash_tmp", "exclude_tmpdir_env_var", "protected", "deny_read", "required"},
+	"network":  {"mode", "allow", "deny", "ask"},
 	"rule":     {"pattern", "decision", "reason", "sandbox"},
 	"env":      {"inherit", "exclude", "set"},
 	"limits":   {"max_sessions", "max_output_tokens", "output_buffer_bytes", "session_timeout", "max_processes"},

@@ -113,7 +113,7 @@ func TestParseErrorLines(t *testing.T) {
 		{"negative duration", "[limits]\nsession_timeout = \"-5m\"\n", `p.toml:2: limits.session_timeout: "-5m" is not a positive duration`},
 		{"duplicate table", "[approval]\nmode = \"never\"\n[approval]\n", `p.toml:3: not valid TOML`},
 		{"key in a multi-line string is not a key", "[[rule]]\npattern = [\"ls\"]\nreason = \"\"\"\nmood = 1\n\"\"\"\ndecision = \"allow\"\nmood = 2\n", `p.toml:7: rule.mood: unknown key`},
-		{"unknown top-level key", "colour = \"red\"\n", `p.toml:1: colour: unknown key (known keys at the top level: approval, sandbox, rule, env, limits, audit)`},
+		{"unknown top-level key", "colour = \"red\"\n", `p.toml:1: colour: unknown key (known keys at the top level: approval, sandbox, network, rule, env, limits, audit)`},
 		{"all errors at once", "[approval]\nmode = \"x\"\nprompt = \"y\"\n", `p.toml:2: approval.mode: "x" is not one of untrusted, on-failure, on-request, never` + "\n" + `p.toml:3: approval.prompt`},
 	}
 	for _, c := range cases {

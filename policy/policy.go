@@ -4,6 +4,7 @@ package policy
 type Policy struct {
 	Approval Approval `toml:"approval"`
 	Sandbox  Sandbox  `toml:"sandbox"`
+	Network  Network  `toml:"network"`
 	Rules    []Rule   `toml:"rule"`
 	Env      Env      `toml:"env"`
 	Limits   Limits   `toml:"limits"`

@@ -22,6 +22,10 @@ type Helper struct {
 	// pipes) on the OS thread that then forks the command, which inherits
 	// what it applied (a thread sandbox). That thread is never reused.
 	Thread func(payload []byte, tty string) error
+	// Enter, when set, is called first on the OS thread that forks the
+	// helper or the command, which inherits what it changed (the egress
+	// network namespace); that thread is never reused.
+	Enter func() error
 	// Isolate runs the helper as PID 1 of a new PID and mount namespace with
 	// its own /proc: the command cannot see or signal processes outside its
 	// session, and killing the helper kills every descendant.

@@ -224,6 +224,18 @@ func (p *Process) start() error {
 		h, tty := spec.Helper, p.ttyName
 		prepare = func() error { return h.Thread(h.Payload, tty) }
 	}
+	if spec.Helper != nil && spec.Helper.Enter != nil {
+		enter, then := spec.Helper.Enter, prepare
+		prepare = func() error {
+			if err := enter(); err != nil {
+				return err
+			}
+			if then != nil {
+				return then()
+			}
+			return nil
+		}
+	}
 	if err := p.fork(cmd, prepare); err != nil {
 		if slave != nil {
 			slave.Close()

@@ -342,7 +342,7 @@ func landlockRules(plan Plan, cfg landlock.Config, mounts bool, terminals []stri
 }
 
 func applyLandlock(plan Plan, abi int, mounts bool) error {
-	cfg := landlockConfig(abi, plan.Network)
+	cfg := landlockConfig(abi, plan.Network || plan.Egress)
 	rules := landlockRules(plan, cfg, mounts, ownTerminals())
 	if err := cfg.Restrict(rules...); err != nil {
 		return fmt.Errorf("landlock: restricting (ABI %d, %d rules): %w", abi, len(rules), err)

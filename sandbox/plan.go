@@ -66,6 +66,10 @@ type Plan struct {
 	Mode string `json:"mode"`
 	// Network allows sockets of every family; off, only AF_UNIX works.
 	Network bool `json:"network"`
+	// Egress (allowlist mode, with Network off): the command runs in the
+	// egress network namespace, which has only loopback; sockets of the
+	// families that namespace isolates are allowed (see egressFamilies).
+	Egress bool `json:"egress,omitempty"`
 
 	// WritableRoots are the resolved writable directories, none inside
 	// another. Empty in read-only mode.
@@ -170,6 +174,8 @@ func (p Plan) String() string {
 	}
 	if p.Network {
 		b.WriteString("network: on\n")
+	} else if p.Egress {
+		b.WriteString("network: allowlist (" + egressText + ")\n")
 	} else {
 		b.WriteString("network: off (" + blockedNetwork + " refused)\n")
 	}

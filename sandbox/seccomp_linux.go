@@ -34,7 +34,7 @@ var alwaysBlocked = []string{"ptrace", "process_vm_readv", "process_vm_writev", 
 // AF_UNIX sockets work fully (asyncio, Chromium). A syscall of another
 // architecture (32-bit x86 on x86_64) hits the bad-arch action and kills
 // the thread. NewFilter sets TSYNC: Load covers every thread.
-func newFilter(network bool) (*seccomp.ScmpFilter, error) {
+func newFilter(net netFilter) (*seccomp.ScmpFilter, error) {
 	f, err := seccomp.NewFilter(seccomp.ActAllow)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: new filter: %w", err)
@@ -66,7 +66,13 @@ func newFilter(network bool) (*seccomp.ScmpFilter, error) {
 		f.Release()
 		return nil, err
 	}
-	if !network {
+	if net == netEgress {
+		if err := addEgressSockets(f, eperm); err != nil {
+			f.Release()
+			return nil, err
+		}
+	}
+	if net == netOff {
 		notUnix, err := seccomp.MakeCondition(0, seccomp.CompareNotEqual, unix.AF_UNIX)
 		if err != nil {
 			f.Release()
@@ -284,7 +290,7 @@ func addNoUserNamespaces(f *seccomp.ScmpFilter, eperm seccomp.ScmpAction) error 
 
 // applySeccomp loads the plan's filter on every thread of the process.
 func applySeccomp(plan Plan) error {
-	f, err := newFilter(plan.Network)
+	f, err := newFilter(netFilterOf(plan))
 	if err != nil {
 		return err
 	}
@@ -297,21 +303,17 @@ func applySeccomp(plan Plan) error {
 
 // filterPrograms caches the compiled filter (one per network setting)
 // for [ApplyThread]: compiled once, loaded by a single syscall.
-var filterPrograms [2]struct {
+var filterPrograms [netFilters]struct {
 	once sync.Once
 	prog []unix.SockFilter
 	err  error
 }
 
 // seccompProgram is the BPF program of the plan's filter.
-func seccompProgram(network bool) ([]unix.SockFilter, error) {
-	i := 0
-	if network {
-		i = 1
-	}
-	c := &filterPrograms[i]
+func seccompProgram(net netFilter) ([]unix.SockFilter, error) {
+	c := &filterPrograms[net]
 	c.once.Do(func() {
-		f, err := newFilter(network)
+		f, err := newFilter(net)
 		if err != nil {
 			c.err = err
 			return
@@ -343,7 +345,7 @@ func seccompProgram(network bool) ([]unix.SockFilter, error) {
 // applySeccompThread loads the plan's filter on the calling thread only
 // (no TSYNC); what it forks inherits it. no_new_privs must be set.
 func applySeccompThread(plan Plan) error {
-	prog, err := seccompProgram(plan.Network)
+	prog, err := seccompProgram(netFilterOf(plan))
 	if err != nil {
 		return err
 	}

@@ -214,6 +214,8 @@ func Describe(s Status, p policy.Sandbox, plan Plan) string {
 	net := "off"
 	if p.Network {
 		net = "on"
+	} else if plan.Egress {
+		net = "allowlist"
 	}
 	fmt.Fprintf(&b, "mode in force: %s, network %s, required %v\n", p.Mode, net, p.Required)
 	missing := s.Missing(plan)

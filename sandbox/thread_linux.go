@@ -205,7 +205,7 @@ func dupCloexec(fd int) (int, error) {
 // them), plus tty's, as a close-on-exec fd.
 func landlockRuleset(plan Plan, tty string) (int, error) {
 	abi := landlockABI()
-	cfg := landlockConfig(abi, plan.Network)
+	cfg := landlockConfig(abi, plan.Network || plan.Egress)
 	handled := uint64(cfg.HandledAccessFS)
 	attr := ll.RulesetAttr{HandledAccessFS: handled, HandledAccessNet: uint64(cfg.HandledAccessNet), Scoped: uint64(cfg.Scoped)}
 	fd, err := ll.LandlockCreateRuleset(&attr, 0)

@@ -79,7 +79,13 @@ type Manager struct {
 	cfg Config
 	// strategy is how every session starts here, decided once in New.
 	strategy Strategy
-	bg       sync.WaitGroup // kills of pruned sessions, exit watchers; started under mu while !closed
+
+	// termMu guards terms and termsPaused: the terminal mirrors of
+	// streamed commands, for PauseTerminals.
+	termMu      sync.Mutex
+	terms       map[*terminalMirror]bool
+	termsPaused bool
+	bg          sync.WaitGroup // kills of pruned sessions, exit watchers; started under mu while !closed
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -108,7 +114,7 @@ func New(cfg Config) *Manager {
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = defaultGrace
 	}
-	m := &Manager{cfg: cfg, sessions: map[int]*session{}, nextID: firstID, strategy: chooseStrategy(cfg)}
+	m := &Manager{cfg: cfg, sessions: map[int]*session{}, nextID: firstID, strategy: chooseStrategy(cfg), terms: map[*terminalMirror]bool{}}
 	return m
 }
 
@@ -179,11 +185,26 @@ type Sandbox struct {
 	// terminal, "" for pipes); nil where the thread sandbox cannot
 	// enforce the plan. Used only by [StrategyThread].
 	Thread func(payload []byte, tty string) error
+	// Enter, when set, is called on the thread that forks the command
+	// (or its helper) before anything else, and the command inherits
+	// what it changed: the egress network namespace of allowlist mode.
+	Enter func() error
 }
 
 // helperFor is how a command under sb (nil: unsandboxed) starts under
 // the manager's strategy.
 func (m *Manager) helperFor(sb *Sandbox) *ptyrun.Helper {
+	h := m.strategyHelper(sb)
+	if sb != nil && sb.Enter != nil {
+		if h == nil {
+			h = &ptyrun.Helper{}
+		}
+		h.Enter = sb.Enter
+	}
+	return h
+}
+
+func (m *Manager) strategyHelper(sb *Sandbox) *ptyrun.Helper {
 	switch m.strategy {
 	case StrategyThread:
 		if sb == nil {
@@ -235,6 +256,10 @@ type ExecRequest struct {
 	// Observe, if set, sees clean output as it arrives during this call's
 	// window (for progress notifications). It must not block.
 	Observe func([]byte)
+	// Env, set by the orchestrator, are variables (NAME=value) set on top
+	// of the base environment, replacing any of the same name (the egress
+	// proxy's); the forced ones still win.
+	Env []string
 }
 
 // WriteRequest is one write_stdin call.
@@ -300,7 +325,7 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	spec := ptyrun.Spec{
 		Argv:     []string{shell, flag, req.Cmd},
 		Dir:      dir,
-		Env:      BuildEnv(m.baseEnv(), req.TTY),
+		Env:      BuildEnv(MergeEnv(m.baseEnv(), req.Env), req.TTY),
 		TTY:      req.TTY,
 		Rows:     req.Rows,
 		Cols:     req.Cols,

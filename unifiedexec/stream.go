@@ -35,6 +35,9 @@ type StreamRequest struct {
 	// SIGKILL after the grace); the same signal again within SignalEchoWindow
 	// is the first, relayed.
 	Signals <-chan os.Signal
+	// Env is set on top of the manager's environment (the egress proxy's
+	// variables).
+	Env []string
 	// Spawned, if set, is called once the command has started.
 	Spawned func()
 }
@@ -84,6 +87,7 @@ func (m *Manager) Stream(ctx context.Context, req StreamRequest) (StreamResult, 
 	if spec.Env == nil {
 		spec.Env = os.Environ()
 	}
+	spec.Env = MergeEnv(spec.Env, req.Env)
 	res := StreamResult{TTY: req.Stdin != nil && req.Stdout != nil && isTerminal(req.Stdin) && isTerminal(req.Stdout)}
 	var term *terminalMirror
 	var errCopy *copier
@@ -94,6 +98,16 @@ func (m *Manager) Stream(ctx context.Context, req StreamRequest) (StreamResult, 
 		}
 		term = t
 		defer term.restore()
+		// Known from now on to PauseTerminals: a question may come as
+		// soon as the command runs.
+		m.termMu.Lock()
+		m.terms[term] = true
+		m.termMu.Unlock()
+		defer func() {
+			m.termMu.Lock()
+			delete(m.terms, term)
+			m.termMu.Unlock()
+		}()
 		spec.TTY = true
 		spec.Rows, spec.Cols = term.size()
 		spec.Output = io.MultiWriter(req.Stdout, tail)
@@ -144,7 +158,7 @@ func (m *Manager) finish(ctx context.Context, p *ptyrun.Process, req StreamReque
 		winch = make(chan os.Signal, 1)
 		notifyResize(winch)
 		defer stopResize(winch)
-		term.startInput(p)
+		term.startInput(p) // waits for resume if a question is open
 		defer term.stopInput()
 	}
 	var last os.Signal
@@ -220,4 +234,40 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.b)
+}
+
+// PauseTerminals hands the caller's terminal back while a question is
+// asked on it: every streamed command's terminal mirror stops copying
+// keys and puts the terminal's mode back; resume takes it again (for the
+// commands still running). One pause at a time; the question itself is
+// asked without any lock held.
+func (m *Manager) PauseTerminals() (resume func()) {
+	m.termMu.Lock()
+	if m.termsPaused || len(m.terms) == 0 {
+		m.termMu.Unlock()
+		return func() {}
+	}
+	m.termsPaused = true
+	var paused []*terminalMirror
+	for t := range m.terms {
+		paused = append(paused, t)
+	}
+	m.termMu.Unlock()
+	for _, t := range paused {
+		t.pause()
+	}
+	return func() {
+		m.termMu.Lock()
+		m.termsPaused = false
+		var running []*terminalMirror
+		for _, t := range paused {
+			if m.terms[t] {
+				running = append(running, t)
+			}
+		}
+		m.termMu.Unlock()
+		for _, t := range running {
+			t.resume()
+		}
+	}
 }

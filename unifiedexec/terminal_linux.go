@@ -26,10 +26,15 @@ func isTerminal(f *os.File) bool {
 type terminalMirror struct {
 	in, out *os.File
 	saved   *unix.Termios
+	raw     unix.Termios
 	once    sync.Once
+	p       *ptyrun.Process // whose terminal the keys go to, once started
 
-	// The input copier: a goroutine that polls in and a pipe that wakes
-	// it to end.
+	// inMu guards the input copier: a goroutine that polls in and a pipe
+	// that wakes it to end. It is held while the copier is started or
+	// stopped (a stop waits for the copier, which takes no lock).
+	inMu         sync.Mutex
+	paused       bool
 	wakeR, wakeW *os.File
 	inputDone    chan struct{}
 }
@@ -52,14 +57,36 @@ func newTerminalMirror(in, out *os.File) (*terminalMirror, error) {
 	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
 		return nil, fmt.Errorf("setting the terminal to raw mode: %w", err)
 	}
-	return &terminalMirror{in: in, out: out, saved: saved}, nil
+	return &terminalMirror{in: in, out: out, saved: saved, raw: raw}, nil
 }
 
-// restore puts the caller's terminal back as it was.
+// restore puts the caller's terminal back as it was, for good.
 func (t *terminalMirror) restore() {
 	t.once.Do(func() {
 		unix.IoctlSetTermios(int(t.in.Fd()), unix.TCSETS, t.saved)
 	})
+}
+
+// pause hands the caller's terminal back (its mode as it was, no keys
+// copied) so that a person can be asked a question on it while the
+// command runs; resume takes it again. A copier started while paused
+// waits for resume.
+func (t *terminalMirror) pause() {
+	t.inMu.Lock()
+	defer t.inMu.Unlock()
+	t.paused = true
+	t.stopInputLocked()
+	unix.IoctlSetTermios(int(t.in.Fd()), unix.TCSETS, t.saved)
+}
+
+func (t *terminalMirror) resume() {
+	t.inMu.Lock()
+	defer t.inMu.Unlock()
+	t.paused = false
+	unix.IoctlSetTermios(int(t.in.Fd()), unix.TCSETS, &t.raw)
+	if t.p != nil {
+		t.startInputLocked(t.p)
+	}
 }
 
 // size is the caller's window size (24×80 when unknown).
@@ -76,13 +103,26 @@ func (t *terminalMirror) size() (rows, cols uint16) {
 // stopInput. The caller's file stays blocking (its mode is shared with
 // the shell it came from): the copier polls it with a wake-up pipe.
 func (t *terminalMirror) startInput(p *ptyrun.Process) {
+	t.inMu.Lock()
+	defer t.inMu.Unlock()
+	t.p = p
+	if !t.paused {
+		t.startInputLocked(p)
+	}
+}
+
+func (t *terminalMirror) startInputLocked(p *ptyrun.Process) {
+	if t.wakeW != nil {
+		return // running
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return
 	}
-	t.wakeR, t.wakeW, t.inputDone = r, w, make(chan struct{})
+	done := make(chan struct{})
+	t.wakeR, t.wakeW, t.inputDone = r, w, done
 	go func() {
-		defer close(t.inputDone)
+		defer close(done)
 		buf := make([]byte, 4096)
 		fds := []unix.PollFd{{Fd: int32(t.in.Fd()), Events: unix.POLLIN}, {Fd: int32(r.Fd()), Events: unix.POLLIN}}
 		for {
@@ -114,6 +154,12 @@ func (t *terminalMirror) startInput(p *ptyrun.Process) {
 
 // stopInput ends the key copier and waits for it.
 func (t *terminalMirror) stopInput() {
+	t.inMu.Lock()
+	defer t.inMu.Unlock()
+	t.stopInputLocked()
+}
+
+func (t *terminalMirror) stopInputLocked() {
 	if t.wakeW == nil {
 		return
 	}
@@ -121,6 +167,7 @@ func (t *terminalMirror) stopInput() {
 	<-t.inputDone
 	t.wakeW.Close()
 	t.wakeR.Close()
+	t.wakeW, t.wakeR = nil, nil
 }
 
 // stopResize ends notifyResize.

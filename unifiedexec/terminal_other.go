@@ -25,3 +25,6 @@ func (t *terminalMirror) startInput(p *ptyrun.Process) {}
 func (t *terminalMirror) stopInput()                   {}
 
 func stopResize(ch chan os.Signal) {}
+
+func (t *terminalMirror) pause()  {}
+func (t *terminalMirror) resume() {}

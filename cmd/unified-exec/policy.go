@@ -112,7 +112,10 @@ func cmdPolicy(args []string) int {
 					plan.AddReadOnlyFiles(pol.Source, pol.Audit.Path)
 				}
 				fmt.Printf("sandbox:\n")
-				fmt.Print(indent(plan.String()))
+				fmt.Print(indent(plan.WithNetwork(pol.NetworkMode()).String()))
+				if plan.Enforced() {
+					fmt.Print(networkPolicy(pol))
+				}
 			}
 		}
 		if d.Outcome == approval.Forbidden {

@@ -64,7 +64,8 @@ func sandboxReport(o *orchestrator.Orchestrator) (string, bool) {
 	if err != nil {
 		return st.String() + fmt.Sprintf("ENFORCEMENT: refused: the policy's sandbox cannot be set up here: %v\n", err), false
 	}
-	report := sandbox.Describe(st, pol.Sandbox, plan) + "spawn: " + o.Strategy() + "\n"
+	plan = plan.WithNetwork(pol.NetworkMode())
+	report := sandbox.Describe(st, pol.Sandbox, plan) + networkStatus(o) + "spawn: " + o.Strategy() + "\n"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := o.Check(ctx); err != nil {

@@ -164,7 +164,7 @@ var interpreters = []string{"bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", 
 // Parse takes argv apart: [bash|sh|zsh, -c|-lc|-l -c, SCRIPT] is parsed
 // with mvdan.cc/sh into its commands; anything else is one command.
 func Parse(argv []string) Parsed {
-	ps := parser{p: &Parsed{}, stdin: map[*syntax.CallExpr]*string{}, bound: map[string]bool{}}
+	ps := newParser()
 	ps.add(Command{Argv: argv}, 0)
 	return *ps.p
 }
@@ -180,6 +180,54 @@ type parser struct {
 	bound map[string]bool
 	// dirs are the directories the line's cd commands may lead to.
 	dirs []string
+	// cdSearch: a cd of a relative directory may go elsewhere (the line
+	// sets CDPATH or cdable_vars), so where it leads is unknown.
+	cdSearch bool
+
+	// aliases are the shell aliases the line defines ([parser.alias]);
+	// expanding those being expanded, which bash does not expand again.
+	aliases   map[string][]aliasDef
+	expanding map[string]bool
+	// vars are the values the line gives variables, by any means
+	// ([parser.setVar]), for what reads them later: git's configuration
+	// in GIT_CONFIG_*, ENV for an interactive shell.
+	vars map[string][]varValue
+	// computed are the variables some script of the line sets to a
+	// value known only when it runs ([parser.computedVars]); assoc those
+	// declared associative arrays, intVars those declared integers.
+	computed, assoc, intVars map[string]bool
+	// assigned are the words the line assigns to each variable (nil:
+	// set by read, a loop, ...), from which computed is worked out.
+	assigned map[string][]*syntax.Word
+}
+
+func newParser() *parser {
+	return &parser{
+		p:         &Parsed{},
+		stdin:     map[*syntax.CallExpr]*string{},
+		bound:     map[string]bool{},
+		aliases:   map[string][]aliasDef{},
+		expanding: map[string]bool{},
+		vars:      map[string][]varValue{},
+		computed:  map[string]bool{},
+		assoc:     map[string]bool{},
+		intVars:   map[string]bool{},
+		assigned:  map[string][]*syntax.Word{},
+	}
+}
+
+// varValue is one value the line gives a variable.
+type varValue struct {
+	text     string
+	computed bool // known only when it runs
+}
+
+// setVar records that the line gives name a value.
+func (ps *parser) setVar(name, text string, computed bool) {
+	v := varValue{text, computed}
+	if !slices.Contains(ps.vars[name], v) {
+		ps.vars[name] = append(ps.vars[name], v)
+	}
 }
 
 // maxDirs bounds the directories followed; beyond, one is unknown.
@@ -201,6 +249,8 @@ func (ps *parser) chdir(t string) {
 	switch {
 	case t == "" || strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~"):
 		add(t)
+	case ps.cdSearch && t != "." && t != ".." && !strings.HasPrefix(t, "./") && !strings.HasPrefix(t, "../"):
+		add("") // CDPATH or cdable_vars may lead anywhere
 	default:
 		for _, d := range slices.Clone(ps.dirs) {
 			if d != "" {
@@ -279,7 +329,13 @@ func (ps *parser) add(c Command, depth int) {
 	if c.kind(0) != wordLiteral {
 		return // a computed name: whatever it is, matching treats it so
 	}
+	ps.expandAlias(c, depth)
 	name := filepath.Base(c.Argv[0])
+	if slices.Contains(shells, name) && len(ps.vars["ENV"]) > 0 && slices.ContainsFunc(c.Argv[1:], func(a string) bool {
+		return shortCluster(a, 'i') || a == "--interactive"
+	}) {
+		ps.unknown(c, "ENV makes an interactive %s run a file first, which cannot be read in advance", name)
+	}
 	if i, ok := shellScriptAt(c.Argv); ok {
 		if c.kind(i) != wordLiteral {
 			ps.unknown(c, "the script of %s -c is computed (%s)", name, c.Argv[i])
@@ -293,6 +349,9 @@ func (ps *parser) add(c Command, depth int) {
 		return
 	}
 	switch name {
+	case "test", "[", "read", "mapfile", "readarray", "printf", "getopts", "wait", "unset", "declare", "typeset",
+		"local", "export", "readonly", "let", "complete", "compgen", "bind", "enable", "fc":
+		ps.builtinCode(name, c, depth)
 	case "eval":
 		ps.opaque("eval runs code that cannot be read in advance")
 		args := c.from(1)
@@ -311,11 +370,16 @@ func (ps *parser) add(c Command, depth int) {
 		ps.trap(c, depth)
 	case "alias":
 		for i, a := range c.Argv[1:] {
-			if _, v, ok := strings.Cut(a, "="); ok {
+			if n, v, ok := strings.Cut(a, "="); ok {
 				if c.kind(i+1) != wordLiteral {
-					ps.unknown(c, "alias defines a computed command (%s)", a)
+					if isIdentish(n) {
+						ps.alias(n, a, true)
+					} else {
+						ps.unknown(c, "alias defines a computed command (%s)", a)
+					}
 					continue
 				}
+				ps.alias(n, v, false)
 				ps.script(v, depth+1)
 			}
 		}
@@ -562,11 +626,15 @@ func (ps *parser) script(src string, depth int) {
 			ps.opaque("command substitution $(...) runs a command whose output cannot be known")
 		case *syntax.ProcSubst:
 			ps.opaque("process substitution <(...) runs commands inside arguments")
-		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause:
+		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.CStyleLoop:
 			// Arithmetic evaluates array subscripts, which can run
 			// commands hidden in variables.
 			ps.opaque("arithmetic evaluation")
+			ps.arithNode(n, depth)
+		case *syntax.BinaryTest, *syntax.UnaryTest, *syntax.Assign:
+			ps.evaluated(n, depth)
 		case *syntax.ParamExp:
+			ps.evaluated(n, depth)
 			name := ""
 			if n.Param != nil {
 				name = n.Param.Value
@@ -582,6 +650,7 @@ func (ps *parser) script(src string, depth int) {
 			for _, a := range n.Args {
 				ps.assign(a, depth)
 			}
+			ps.declValues(n, depth)
 		case *syntax.CoprocClause:
 			ps.opaque("coproc runs a command in the background")
 		case *syntax.FuncDecl:
@@ -638,26 +707,6 @@ func (ps *parser) script(src string, depth int) {
 		}
 		return true
 	})
-}
-
-// assign judges a variable assignment: BASH_ENV makes the next bash run
-// a file first, and a literal value holding a command substitution may be
-// expanded later (PS4, PROMPT_COMMAND, eval "$v"), so it is judged as a
-// script.
-func (ps *parser) assign(a *syntax.Assign, depth int) {
-	if a == nil || a.Name == nil {
-		return
-	}
-	if a.Name.Value == "BASH_ENV" {
-		ps.unknown(Command{Argv: []string{"BASH_ENV=" + wordText(a.Value)}}, "BASH_ENV makes bash run a file first, which cannot be read in advance")
-		return
-	}
-	if a.Value == nil {
-		return
-	}
-	if v, ok := wordLit(a.Value); ok && (strings.Contains(v, "$(") || strings.Contains(v, "`")) {
-		ps.script(v, depth+1)
-	}
 }
 
 // redirects flags writes to files and scripts fed to interpreters, and
@@ -954,12 +1003,16 @@ func isMktemp(cs *syntax.CmdSubst) bool {
 
 // binders are the builtins that set the variables named by their
 // arguments.
+// readers are the binders that set a variable to what they read.
+var readers = []string{"read", "mapfile", "readarray", "getopts", "wait", "compgen"}
+
 var binders = []string{"read", "mapfile", "readarray", "printf", "getopts", "wait", "unset", "export", "declare", "local", "typeset", "readonly", "let", "compgen"}
 
 // bindings records the variables a script sets, by any means, before its
 // words are evaluated: a variable set anywhere, even after its use (a
 // loop), is not the environment's.
 func (ps *parser) bindings(f *syntax.File) {
+	ps.cdSearch = ps.cdSearch || searchesCd(f)
 	bind := func(name string, fresh bool) {
 		if was, ok := ps.bound[name]; ok {
 			fresh = fresh && was
@@ -979,9 +1032,16 @@ func (ps *parser) bindings(f *syntax.File) {
 			if n.Name != nil {
 				bind(n.Name.Value, n.Value != nil && mktempValue(n.Value) && !n.Append && n.Index == nil)
 			}
+			ps.recordAssign(n)
+		case *syntax.DeclClause:
+			ps.declare(n)
 		case *syntax.WordIter:
 			if n.Name != nil {
 				bind(n.Name.Value, false)
+				ps.assigned[n.Name.Value] = append(ps.assigned[n.Name.Value], n.Items...)
+				if len(n.Items) == 0 {
+					ps.assigned[n.Name.Value] = append(ps.assigned[n.Name.Value], nil) // "$@"
+				}
 			}
 		case *syntax.BinaryArithm:
 			switch n.Op {
@@ -997,21 +1057,38 @@ func (ps *parser) bindings(f *syntax.File) {
 		case *syntax.ParamExp:
 			if n.Param != nil && n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
 				bind(n.Param.Value, false)
+				ps.assigned[n.Param.Value] = append(ps.assigned[n.Param.Value], n.Exp.Word)
 			}
 		case *syntax.CallExpr:
 			if len(n.Args) == 0 {
 				break
 			}
 			name, _ := wordLit(n.Args[0])
-			if name == "cd" || name == "pushd" {
-				ps.cd(n.Args[1:])
+			args := n.Args[1:]
+			if (name == "builtin" || name == "command") && len(args) > 0 {
+				name, _ = wordLit(args[0])
+				args = args[1:]
+			}
+			switch name {
+			case "cd", "pushd":
+				ps.cd(args)
+			case "alias":
+				ps.aliasArgs(args)
 			}
 			if slices.Contains(binders, filepath.Base(name)) {
-				for _, w := range n.Args[1:] {
+				for i, w := range n.Args[1:] {
 					if v, ok := wordLit(w); ok {
 						v, _, _ = strings.Cut(v, "=")
-						if isIdent(v) {
-							bind(v, false)
+						if i := strings.IndexByte(v, '['); i > 0 {
+							v = v[:i]
+						}
+						if !isIdent(v) {
+							continue
+						}
+						bind(v, false)
+						prev, _ := wordLit(n.Args[i])
+						if slices.Contains(readers, filepath.Base(name)) || name == "printf" && prev == "-v" {
+							ps.assigned[v] = append(ps.assigned[v], nil) // what it reads: computed
 						}
 					}
 				}
@@ -1019,6 +1096,27 @@ func (ps *parser) bindings(f *syntax.File) {
 		}
 		return true
 	})
+	ps.computeVars()
+}
+
+// searchesCd reports whether a script makes cd look for a relative
+// directory elsewhere: it sets CDPATH or shopt -s cdable_vars.
+func searchesCd(f *syntax.File) bool {
+	found := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Assign:
+			found = found || n.Name != nil && n.Name.Value == "CDPATH"
+		case *syntax.CallExpr:
+			for _, w := range n.Args {
+				if v, _ := wordLit(w); v == "cdable_vars" || v == "CDPATH" || strings.HasPrefix(v, "CDPATH=") {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // mktempValue reports whether an assigned value is only $(mktemp ...).

@@ -388,10 +388,20 @@ func (ps *parser) add(c Command, depth int) {
 			ps.unknown(c, "hash -p makes a command name run another program")
 		}
 	case "git":
-		ps.gitAlias(c, depth)
+		ps.git(c, depth)
 	case "find":
 		ps.find(c, depth)
 	default:
+		if sub, ok := strings.CutPrefix(name, "git-"); ok && isGitCommand(sub) {
+			// git-push, /usr/lib/git-core/git-push: git push.
+			d := c.from(1)
+			d.Argv = append([]string{"git", sub}, d.Argv...)
+			if d.kinds != nil {
+				d.kinds = append([]wordKind{wordLiteral, wordLiteral}, d.kinds...)
+				d.tails = append([]string{"", ""}, d.tails...)
+			}
+			ps.add(d, depth+1)
+		}
 		if w, ok := wrappers[name]; ok {
 			ps.unwrap(name, w, c, depth)
 		}
@@ -443,60 +453,6 @@ func (ps *parser) trap(c Command, depth int) {
 			ps.script(a, depth+1)
 		}
 		return
-	}
-}
-
-// gitAlias judges `git -c alias.NAME=VALUE NAME`: the alias a command
-// line defines and runs.
-func (ps *parser) gitAlias(c Command, depth int) {
-	type alias struct {
-		value    string
-		computed bool
-	}
-	aliases := map[string]alias{}
-	record := func(kv string, computed bool) {
-		k, v, _ := strings.Cut(kv, "=")
-		k = strings.ToLower(k)
-		if name, ok := strings.CutPrefix(k, "alias."); ok {
-			aliases[name] = alias{v, computed}
-		}
-	}
-	i := 1
-	for i < len(c.Argv) {
-		a := c.Argv[i]
-		switch {
-		case c.kind(i) != wordLiteral:
-			return // matching treats a computed word here as any subcommand
-		case a == "-c" && i+1 < len(c.Argv):
-			record(c.Argv[i+1], c.kind(i+1) != wordLiteral)
-			i += 2
-		case a == "--config-env" && i+1 < len(c.Argv):
-			record(c.Argv[i+1], true) // the value is an environment variable's
-			i += 2
-		case strings.HasPrefix(a, "--config-env="):
-			record(strings.TrimPrefix(a, "--config-env="), true)
-			i++
-		case slices.Contains(gitValueOptions, a):
-			i += 2
-		case strings.HasPrefix(a, "-"):
-			i++
-		default:
-			al, ok := aliases[strings.ToLower(a)]
-			if !ok {
-				return
-			}
-			rest := c.from(i + 1)
-			switch {
-			case al.computed:
-				ps.unknown(c, "git runs the alias %s, whose definition is computed", a)
-			case strings.HasPrefix(al.value, "!"):
-				ps.script(al.value[1:]+" "+Canonical(rest.Argv), depth+1)
-			default:
-				argv := append(slices.Clone(c.Argv[:i]), strings.Fields(al.value)...)
-				ps.add(Command{Argv: append(argv, rest.Argv...)}, depth+1)
-			}
-			return
-		}
 	}
 }
 

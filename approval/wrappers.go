@@ -280,9 +280,10 @@ func (ps *parser) unwrap(name string, w wrapper, c Command, depth int) {
 				c = c.in(d, c.kind(di) != wordLiteral) // env -C DIR
 			}
 			i := s
-			for i < len(c.Argv) && c.kind(i) == wordLiteral && (c.Argv[i] == "-" || strings.Contains(c.Argv[i], "=")) {
-				if strings.HasPrefix(c.Argv[i], "BASH_ENV=") {
-					ps.unknown(c, "BASH_ENV makes bash run a file first, which cannot be read in advance")
+			for i < len(c.Argv) && c.kind(i) <= wordEnv && (c.Argv[i] == "-" || strings.Contains(c.Argv[i], "=")) {
+				if n, v, ok := strings.Cut(c.Argv[i], "="); ok && isIdent(n) {
+					ps.setVar(n, v, c.kind(i) != wordLiteral)
+					ps.setting(n, v, c.kind(i) != wordLiteral, depth)
 				}
 				i++
 			}

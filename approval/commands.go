@@ -156,10 +156,15 @@ func (c Command) Unknown() string {
 	return ""
 }
 
-var shells = []string{"bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "posh", "fish"}
+// shells run a script given with -c (parsed as one for sh: another
+// language that does not parse is asked about), from a file or their
+// input.
+var shells = []string{"bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "posh", "fish", "rbash", "ash", "ksh93",
+	"lksh", "oksh", "pdksh", "tcsh", "csh", "nu", "elvish", "xonsh"}
 
 // interpreters run a script fed on stdin.
-var interpreters = []string{"bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "posh", "fish", "python", "python3", "perl", "ruby", "node", "php", "lua", "tclsh", "osascript"}
+var interpreters = append(slices.Clone(shells), "pwsh", "powershell", "python", "python3", "perl", "ruby", "node", "php", "lua",
+	"tclsh", "wish", "expect", "osascript")
 
 // Parse takes argv apart: [bash|sh|zsh, -c|-lc|-l -c, SCRIPT] is parsed
 // with mvdan.cc/sh into its commands; anything else is one command.
@@ -404,6 +409,12 @@ func (ps *parser) add(c Command, depth int) {
 		}
 		if w, ok := wrappers[name]; ok {
 			ps.unwrap(name, w, c, depth)
+		}
+		if f := program(name); f != nil {
+			f(ps, name, c, depth)
+		}
+		if r, ok := runners[name]; ok {
+			ps.runCommand(name, r, c, depth)
 		}
 	}
 }

@@ -23,6 +23,10 @@ type Parsed struct {
 	// Unparsed: a script did not parse, so its commands are unknown and
 	// no rule could be checked against them.
 	Unparsed bool
+	// Reads are the files the line's input redirections read (< FILE),
+	// relative to its working directory or to a directory a cd of the
+	// line leads to; "" for one known only when it runs.
+	Reads []string
 }
 
 // Command is one simple command of a line.
@@ -698,6 +702,7 @@ func (ps *parser) redirects(st *syntax.Stmt) {
 			if call != nil {
 				delete(ps.stdin, call) // input from a file
 			}
+			ps.reads(r.Word)
 		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
 			if call == nil || len(call.Args) == 0 {
 				continue
@@ -718,6 +723,29 @@ func (ps *parser) redirects(st *syntax.Stmt) {
 			if name := runs(Command{Argv: argv}); slices.Contains(interpreters, name) {
 				ps.opaque("a here-document feeds a script to %s", name)
 			}
+		}
+	}
+}
+
+// reads records the file an input redirection reads.
+func (ps *parser) reads(w *syntax.Word) {
+	x := ps.evalWord(w, false)
+	if x.kind > wordEnv {
+		ps.p.Reads = append(ps.p.Reads, "")
+		return
+	}
+	dirs := ps.dirs
+	if len(dirs) == 0 || path.IsAbs(x.text) || strings.HasPrefix(x.text, "~") || strings.HasPrefix(x.text, "$HOME") || strings.HasPrefix(x.text, "${HOME}") {
+		dirs = []string{"."}
+	}
+	for _, d := range dirs {
+		switch {
+		case d == "":
+			ps.p.Reads = append(ps.p.Reads, "")
+		case d == ".":
+			ps.p.Reads = append(ps.p.Reads, x.text)
+		default:
+			ps.p.Reads = append(ps.p.Reads, path.Join(d, x.text))
 		}
 	}
 }

@@ -40,7 +40,7 @@ type Command struct {
 
 	kinds []wordKind // per word of Argv; nil when every word is literal
 	tails []string   // per computed word, its literal end ("/out" of "$dir/out")
-	more  string     // who adds words when it runs (xargs), or ""
+	more  string     // who adds words when it runs, and how ("xargs adds arguments read from its input"), or ""
 	whole string     // why what runs is unknown altogether, or ""
 	stdin *string    // the script a literal here-document feeds it, if any
 	// dirs are the directories it may run in, relative to the line's
@@ -147,7 +147,7 @@ func (c Command) Unknown() string {
 		}
 	}
 	if c.more != "" {
-		return c.more + " adds arguments read from its input"
+		return c.more
 	}
 	for _, a := range c.Argv {
 		if rest, ok := strings.CutPrefix(a, "~-"); ok && (rest == "" || rest[0] == '/') {

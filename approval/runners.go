@@ -155,7 +155,7 @@ func (ps *parser) joined(name string, rest Command, depth int) {
 	if len(rest.Argv) == 0 {
 		return
 	}
-	if rest.Unknown() != "" && rest.more == "" {
+	if rest.Unknown() != "" {
 		ps.unknown(rest, "%s runs a computed script (%s)", name, strings.Join(rest.Argv, " "))
 		return
 	}

@@ -289,7 +289,7 @@ var wrappers = map[string]wrapper{
 func (ps *parser) unwrap(name string, w wrapper, c Command, depth int) {
 	add := func(inner Command) {
 		if w.more {
-			inner.more = name
+			inner.more = name + " adds arguments read from its input"
 		}
 		ps.add(inner, depth+1)
 	}

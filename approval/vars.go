@@ -72,7 +72,7 @@ func assignParts(a *syntax.Assign) (name, value string, computed, ok bool) {
 			}
 		}
 		if a.Array != nil {
-			value, computed = wordText(&syntax.Word{}), false
+			value, computed = "", false
 			for _, e := range a.Array.Elems {
 				if e.Value == nil {
 					continue

@@ -84,8 +84,11 @@ func (ps *parser) safePart(part syntax.WordPart) bool {
 		}
 		return true
 	case *syntax.ParamExp:
-		if x.Length && x.Index == nil {
-			return true // ${#x}: a number
+		if x.Length && (x.Index == nil || allIndex(x.Index)) {
+			return true // ${#x}, ${#a[@]}: a number
+		}
+		if x.Excl && x.Index != nil && allIndex(x.Index) {
+			return !ps.assoc[x.Param.Value] // ${!a[@]}: an indexed array's keys, numbers
 		}
 		return plainParam(x) && !ps.unsafeVar(x.Param.Value)
 	case *syntax.CmdSubst:
@@ -143,8 +146,23 @@ func numericStmt(st *syntax.Stmt) bool {
 		return len(args) > 1 && args[0] == "rev-list" && slices.Contains(args, "--count")
 	case "grep", "rg":
 		return slices.ContainsFunc(args, func(a string) bool { return a == "--count" || shortCluster(a, 'c') })
+	case "seq":
+		return !slices.ContainsFunc(args, func(a string) bool { return !isNumber(a) && a != "-w" && !isNumber(strings.TrimPrefix(a, "-")) })
 	case "stat":
-		return slices.Contains(args, "%s") && (slices.Contains(args, "-c") || slices.Contains(args, "--format")) || slices.Contains(args, "-c%s") || slices.Contains(args, "--format=%s")
+		// -c FORMAT of numbers only (%s, %Y, ...; not %n, a name).
+		for i, a := range args {
+			f, ok := strings.CutPrefix(a, "--format=")
+			if !ok {
+				f, ok = strings.CutPrefix(a, "-c")
+			}
+			if (a == "-c" || a == "--format" || a == "--printf") && i+1 < len(args) {
+				f, ok = args[i+1], true
+			}
+			if ok && f != "" {
+				return strings.Trim(strings.ReplaceAll(f, "%", ""), "abBdDfgiIhorRsStTuWXYZ \\n") == ""
+			}
+		}
+		return false
 	case "tput":
 		return len(args) == 1 && (args[0] == "cols" || args[0] == "lines" || args[0] == "colors")
 	}
@@ -220,7 +238,7 @@ func (ps *parser) arithPart(part syntax.WordPart, depth int) {
 		if x.Param == nil || x.Length && x.Index == nil {
 			return
 		}
-		if x.Index != nil {
+		if x.Index != nil && !allIndex(x.Index) {
 			ps.arith(x.Index, depth)
 		}
 		if ps.unsafeVar(x.Param.Value) {
@@ -239,6 +257,16 @@ func (ps *parser) arithPart(part syntax.WordPart, depth int) {
 	default:
 		ps.unknownCode(fmt.Sprintf("%T", x), "arithmetic evaluates a value known only when it runs")
 	}
+}
+
+// allIndex reports whether a subscript is @ or *: every element.
+func allIndex(x syntax.ArithmExpr) bool {
+	w, ok := x.(*syntax.Word)
+	if !ok {
+		return false
+	}
+	v, _ := wordLit(w)
+	return v == "@" || v == "*"
 }
 
 // arithText judges literal text evaluated as arithmetic: a variable it
@@ -299,7 +327,7 @@ func (ps *parser) evaluated(n syntax.Node, depth int) {
 		if n.Excl && n.Names == 0 && n.Index == nil && ps.unsafeVar(name) {
 			ps.unknownCode("${!"+name+"}", "${!%s} names a variable by a value the line computes, and a subscript in a name runs commands", name)
 		}
-		if n.Index != nil && !ps.assoc[name] {
+		if n.Index != nil && !ps.assoc[name] && !allIndex(n.Index) {
 			ps.arith(n.Index, depth)
 		}
 		if n.Slice != nil {

@@ -222,6 +222,13 @@ func TestRedTeamOrdinary(t *testing.T) {
 		"declare -A m; k=$(cat f); m[$k]=1", "echo '$(git push)'", "grep -n '\\$(' *.sh", "echo ${x@Q}",
 		"tmux ls", "tmux kill-server", "screen -ls", "env FOO=1 make", "ENV=production npm start",
 		"cat < package.json", "sh -c 'ls'", "bash -c 'git status'",
+		"for i in $(seq 1 5); do echo $((i * 2)); done", "arr=(a b c); for i in \"${!arr[@]}\"; do echo \"${arr[$i]}\"; done",
+		"echo $(( $(date +%s) - $(stat -c %Y f) ))", "x=$(nproc); make -j$((x + 1))", "len=${#str}; echo ${str:0:$((len-1))}",
+		"GIT_EDITOR=true git rebase --continue", "GIT_SEQUENCE_EDITOR=: git rebase -i HEAD~3",
+		"git -c sequence.editor=: rebase -i --autosquash HEAD~5", "git -c protocol.file.allow=always submodule update --init",
+		"tmux new-session -d -s dev 'npm run dev'", "screen -dmS srv python3 -m http.server", "uv run pytest -q",
+		"npx prettier --check .", "hyperfine 'sleep 0.1'", "LESSOPEN='| lesspipe %s' less README.md", "MANPAGER=cat man git",
+		"alias k=kubectl; k get pods", "watch -n 1 'ls -la'", "xvfb-run npm test", "git clean -fdx", "git reset --hard origin/main",
 	} {
 		for _, mode := range []string{policy.ApprovalNever, policy.ApprovalOnRequest} {
 			t.Run(mode+"/"+s, func(t *testing.T) {

@@ -136,6 +136,9 @@ func (c Command) Unknown() string {
 	if c.whole != "" {
 		return c.whole
 	}
+	if c.more != "" && c.kind(0) == wordLiteral {
+		return c.more
+	}
 	for i, k := range c.kinds {
 		switch {
 		case k == wordPattern:
@@ -145,9 +148,6 @@ func (c Command) Unknown() string {
 		case k > wordEnv:
 			return fmt.Sprintf("an argument is computed (%s)", c.Argv[i])
 		}
-	}
-	if c.more != "" {
-		return c.more
 	}
 	for _, a := range c.Argv {
 		if rest, ok := strings.CutPrefix(a, "~-"); ok && (rest == "" || rest[0] == '/') {

@@ -177,6 +177,11 @@ func TestRedTeamBypasses(t *testing.T) {
 		{"nix-shell --run", "nix-shell --run 'git push'", Q},
 		{"uv run", "uv run git push", Q},
 		{"npx -c", "npx -c 'git push'", Q},
+		{"xargs -I into a script", "echo 'git push' | xargs -I{} sh -c '{}'", Q},
+		{"xargs -i into a script", "echo 'git push' | xargs -i sh -c 'x; {}'", Q},
+		{"parallel into a script", "parallel sh -c {} ::: 'git push'", Q},
+		{"command_not_found_handle", "command_not_found_handle() { git push; }; xyz", Q},
+		{"typeset -x GIT_CONFIG_PARAMETERS", `typeset -x GIT_CONFIG_PARAMETERS="'alias.x=push'"; git x`, Q},
 	}
 	for _, mode := range []string{policy.ApprovalNever, policy.ApprovalOnRequest} {
 		for _, c := range cases {

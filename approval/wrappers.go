@@ -406,7 +406,7 @@ func (ps *parser) unwrap(name string, w wrapper, c Command, depth int) {
 					break
 				}
 			}
-			add(inner)
+			add(replaced(inner, "{"))
 		}
 	default:
 		for _, s := range w.opts.scan(c, 1) {
@@ -420,7 +420,47 @@ func (ps *parser) unwrap(name string, w wrapper, c Command, depth int) {
 				}
 				continue
 			}
-			add(c.from(s))
+			inner := c.from(s)
+			if name == "xargs" {
+				inner = replaced(inner, xargsReplace(w, c, s))
+			}
+			add(inner)
 		}
 	}
+}
+
+// xargsReplace returns the string xargs -I (-i, --replace) replaces with
+// what it reads, or "".
+func xargsReplace(w wrapper, c Command, end int) string {
+	if v, _, ok := w.opts.value(c, 1, end, 'I', "replace"); ok {
+		return v
+	}
+	for _, a := range c.Argv[1:end] {
+		if a == "--replace" || shortCluster(a, 'i') {
+			if _, r, ok := strings.Cut(a, "i"); ok && r != "" && !strings.HasPrefix(a, "--") {
+				return r
+			}
+			return "{}"
+		}
+	}
+	return ""
+}
+
+// replaced marks the words of c that hold r, which a program replaces
+// with what it reads (xargs -I {}, parallel's {}), as computed.
+func replaced(c Command, r string) Command {
+	if r == "" || !slices.ContainsFunc(c.Argv, func(a string) bool { return strings.Contains(a, r) }) {
+		return c
+	}
+	d := c
+	d.kinds = make([]wordKind, len(c.Argv))
+	d.tails = make([]string, len(c.Argv))
+	for i, a := range c.Argv {
+		d.kinds[i], d.tails[i] = c.kind(i), c.tail(i)
+		if strings.Contains(a, r) {
+			d.kinds[i] = max(d.kinds[i], wordOne)
+			d.tails[i] = a[strings.LastIndex(a, r)+len(r):]
+		}
+	}
+	return d
 }

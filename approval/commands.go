@@ -160,11 +160,13 @@ func (c Command) Unknown() string {
 	return ""
 }
 
-// shells run a script given with -c (parsed as one for sh: another
-// language that does not parse is asked about), from a file or their
-// input.
+// shells run a script given with -c, from a file or their input.
 var shells = []string{"bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "posh", "fish", "rbash", "ash", "ksh93",
 	"lksh", "oksh", "pdksh", "tcsh", "csh", "nu", "elvish", "xonsh"}
+
+// shShells are the shells whose language is sh's (or bash's), which
+// [Parse] reads; a script for another (fish, csh, nu) cannot be read.
+var shShells = []string{"bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "posh", "rbash", "ash", "ksh93", "lksh", "oksh", "pdksh"}
 
 // interpreters run a script fed on stdin.
 var interpreters = append(slices.Clone(shells), "pwsh", "powershell", "python", "python3", "perl", "ruby", "node", "php", "lua",
@@ -346,6 +348,10 @@ func (ps *parser) add(c Command, depth int) {
 		ps.unknown(c, "ENV makes an interactive %s run a file first, which cannot be read in advance", name)
 	}
 	if i, ok := shellScriptAt(c.Argv); ok {
+		if !slices.Contains(shShells, name) {
+			ps.unknown(c, "%s -c runs a script in %s's language, which the rules do not read", name, name)
+			return
+		}
 		if c.kind(i) != wordLiteral {
 			ps.unknown(c, "the script of %s -c is computed (%s)", name, c.Argv[i])
 			return
@@ -445,7 +451,7 @@ func (ps *parser) shell(name string, c Command, depth int) {
 			return
 		}
 	}
-	if c.stdin != nil {
+	if c.stdin != nil && slices.Contains(shShells, name) {
 		ps.opaque("a here-document feeds a script to %s", name)
 		ps.script(*c.stdin, depth+1)
 		return

@@ -13,8 +13,9 @@
 // A shell line such as `bash -lc "git status && make test | tee log"` is
 // parsed with mvdan.cc/sh into its simple commands ([Parse]), with quotes,
 // escapes, ANSI-C strings and brace expansion undone, looking into
-// pipelines, lists, subshells, loops, nested scripts of any shell (bash,
-// sh, dash, rbash, zsh, ksh, fish, pwsh -Command, ...), eval of a literal
+// pipelines, lists, subshells, loops, nested scripts of the shells whose
+// language is sh's (bash, sh, dash, rbash, ash, zsh, ksh, ...; a script
+// for fish, csh or pwsh cannot be read), eval of a literal
 // string, trap strings, here-documents fed to a shell, `find -exec` (with
 // {} standing for each starting point), and wrappers such as env (-S, -i,
 // -u), sudo, xargs, timeout, nice, stdbuf, ionice, setpriv, prlimit,

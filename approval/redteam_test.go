@@ -142,6 +142,8 @@ func TestRedTeamBypasses(t *testing.T) {
 		{"fish -c", `fish -c "git push"`, Q},
 		{"pwsh -c", `pwsh -c "git push"`, Q},
 		{"pwsh -Command", `pwsh -NoProfile -Command "git push"`, Q},
+		{"tcsh -c alias", `tcsh -c 'alias g git; g push'`, Q},
+		{"fish heredoc", "fish <<'EOF'\nalias g git; g push\nEOF", Q},
 		{"git-core dashed", "/usr/lib/git-core/git-push origin HEAD:x", Q},
 		{"git-push", "git-push origin", Q},
 		{"send-pack", "git send-pack /tmp/x.git HEAD", Q},
@@ -313,5 +315,16 @@ sandbox = "danger-full-access"
 				t.Fatalf("sandbox %s, want %s (%s)", d.Sandbox, c.sandbox, d.Reason)
 			}
 		})
+	}
+}
+
+// TestParsesShell: a command line is given only to a shell whose
+// language the rules read as it runs it.
+func TestParsesShell(t *testing.T) {
+	for path, want := range map[string]bool{"/bin/bash": true, "/bin/sh": true, "dash": true, "/usr/bin/zsh": true,
+		"/bin/rbash": false, "/usr/bin/fish": false, "tcsh": false, "pwsh": false, "tmux": false} {
+		if got := ParsesShell(path); got != want {
+			t.Errorf("ParsesShell(%s) = %v, want %v", path, got, want)
+		}
 	}
 }

@@ -188,13 +188,19 @@ func (ps *parser) scriptAt(what string, c Command, i, depth int) {
 }
 
 // pwsh: -Command (any abbreviation, or -c) runs the rest of its words as
-// a script, read here as sh (a script that does not parse so is asked
-// about); -EncodedCommand, -File, its input and a script file cannot be
-// read.
+// a PowerShell script, -EncodedCommand an encoded one, -File or an operand
+// a file, and without any its input: none of which the rules read, but
+// -Version, -Help and the like, which run nothing.
 func (ps *parser) pwsh(name string, c Command, depth int) {
 	valued := []string{"-executionpolicy", "-ex", "-ep", "-inputformat", "-inp", "-if", "-outputformat", "-o", "-of",
 		"-configurationname", "-config", "-workingdirectory", "-wd", "-wo", "-settingsfile", "-settings", "-windowstyle", "-w",
-		"-custompipename", "-version", "-v"}
+		"-custompipename"}
+	for _, a := range c.Argv[1:] {
+		switch strings.ToLower(a) {
+		case "-version", "-v", "-help", "-h", "-?", "/?":
+			return
+		}
+	}
 	for i := 1; i < len(c.Argv); i++ {
 		a := strings.ToLower(c.Argv[i])
 		if strings.HasPrefix(a, "/") {
@@ -207,12 +213,7 @@ func (ps *parser) pwsh(name string, c Command, depth int) {
 		case slices.Contains(valued, a):
 			i++
 		case a == "-c" || len(a) >= 3 && strings.HasPrefix("-command", a) || a == "-cwa" || len(a) > 8 && strings.HasPrefix("-commandwithargs", a):
-			rest := c.from(i + 1)
-			if len(rest.Argv) == 0 || rest.Argv[0] == "-" || rest.Unknown() != "" {
-				ps.unknown(c, "%s -Command runs a script that cannot be read in advance", name)
-				return
-			}
-			ps.script(strings.Join(rest.Argv, " "), depth+1)
+			ps.unknown(c, "%s -Command runs a script in PowerShell's language, which the rules do not read", name)
 			return
 		case strings.HasPrefix(a, "-e") && strings.HasPrefix("-encodedcommand", a) || a == "-ec":
 			ps.unknown(c, "%s -EncodedCommand runs an encoded script, which cannot be read in advance", name)

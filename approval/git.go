@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -114,8 +115,12 @@ scan:
 	}
 	settings = append(settings, ps.gitEnv(c)...)
 	aliases := ps.gitSettings(c, settings, depth)
-	for _, a := range c.Argv[1:] {
-		if rest, ok := strings.CutPrefix(a, "ext::"); ok {
+	for i, a := range c.Argv {
+		if rest, ok := strings.CutPrefix(a, "ext::"); ok && i > 0 {
+			if c.kind(i) != wordLiteral {
+				ps.unknown(c, "git runs the command of a computed ext:: URL (%s)", a)
+				continue
+			}
 			ps.ext(rest, depth)
 		}
 	}
@@ -186,12 +191,12 @@ func (ps *parser) gitEnv(c Command) []gitSetting {
 			out = append(out, parseSetting(w, false, "GIT_CONFIG_PARAMETERS"))
 		}
 	}
-	for name, keys := range ps.vars {
+	for _, name := range slices.Sorted(maps.Keys(ps.vars)) {
 		n, ok := strings.CutPrefix(name, "GIT_CONFIG_KEY_")
 		if !ok {
 			continue
 		}
-		for _, k := range keys {
+		for _, k := range ps.vars[name] {
 			if k.computed {
 				out = append(out, gitSetting{from: name + "=" + k.text})
 				continue
@@ -299,7 +304,8 @@ func (ps *parser) gitSettings(c Command, settings []gitSetting, depth int) map[s
 		case section == "core" && name == "gitproxy":
 			cmd, _, _ := strings.Cut(v, " for ")
 			ps.gitCode(c, s, cmd, depth)
-		case slices.Contains(gitCommandKeys, wild) || slices.Contains(gitCommandKeys, section+".*"):
+		case slices.Contains(gitCommandKeys, wild) || slices.Contains(gitCommandKeys, section+".*") ||
+			slices.Contains(gitCommandKeys, section+"."+strings.ToLower(sub)+"."+name):
 			if (section == "pager" || name == "fsmonitor") && isGitBool(v) && !s.computed {
 				continue
 			}

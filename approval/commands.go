@@ -23,6 +23,10 @@ type Parsed struct {
 	// Unparsed: a script did not parse, so its commands are unknown and
 	// no rule could be checked against them.
 	Unparsed bool
+	// Reads are the files the line's input redirections read (< FILE),
+	// relative to its working directory or to a directory a cd of the
+	// line leads to; "" for one known only when it runs.
+	Reads []string
 }
 
 // Command is one simple command of a line.
@@ -36,7 +40,7 @@ type Command struct {
 
 	kinds []wordKind // per word of Argv; nil when every word is literal
 	tails []string   // per computed word, its literal end ("/out" of "$dir/out")
-	more  string     // who adds words when it runs (xargs), or ""
+	more  string     // who adds words when it runs, and how ("xargs adds arguments read from its input"), or ""
 	whole string     // why what runs is unknown altogether, or ""
 	stdin *string    // the script a literal here-document feeds it, if any
 	// dirs are the directories it may run in, relative to the line's
@@ -132,6 +136,9 @@ func (c Command) Unknown() string {
 	if c.whole != "" {
 		return c.whole
 	}
+	if c.more != "" && c.kind(0) == wordLiteral {
+		return c.more
+	}
 	for i, k := range c.kinds {
 		switch {
 		case k == wordPattern:
@@ -141,9 +148,6 @@ func (c Command) Unknown() string {
 		case k > wordEnv:
 			return fmt.Sprintf("an argument is computed (%s)", c.Argv[i])
 		}
-	}
-	if c.more != "" {
-		return c.more + " adds arguments read from its input"
 	}
 	for _, a := range c.Argv {
 		if rest, ok := strings.CutPrefix(a, "~-"); ok && (rest == "" || rest[0] == '/') {
@@ -156,15 +160,22 @@ func (c Command) Unknown() string {
 	return ""
 }
 
-var shells = []string{"bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "posh", "fish"}
+// shells run a script given with -c, from a file or their input.
+var shells = []string{"bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "posh", "fish", "rbash", "ash", "ksh93",
+	"lksh", "oksh", "pdksh", "tcsh", "csh", "nu", "elvish", "xonsh"}
+
+// shShells are the shells whose language is sh's (or bash's), which
+// [Parse] reads; a script for another (fish, csh, nu) cannot be read.
+var shShells = []string{"bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "posh", "rbash", "ash", "ksh93", "lksh", "oksh", "pdksh"}
 
 // interpreters run a script fed on stdin.
-var interpreters = []string{"bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "posh", "fish", "python", "python3", "perl", "ruby", "node", "php", "lua", "tclsh", "osascript"}
+var interpreters = append(slices.Clone(shells), "pwsh", "powershell", "python", "python3", "perl", "ruby", "node", "php", "lua",
+	"tclsh", "wish", "expect", "osascript")
 
 // Parse takes argv apart: [bash|sh|zsh, -c|-lc|-l -c, SCRIPT] is parsed
 // with mvdan.cc/sh into its commands; anything else is one command.
 func Parse(argv []string) Parsed {
-	ps := parser{p: &Parsed{}, stdin: map[*syntax.CallExpr]*string{}, bound: map[string]bool{}}
+	ps := newParser()
 	ps.add(Command{Argv: argv}, 0)
 	return *ps.p
 }
@@ -180,6 +191,54 @@ type parser struct {
 	bound map[string]bool
 	// dirs are the directories the line's cd commands may lead to.
 	dirs []string
+	// cdSearch: a cd of a relative directory may go elsewhere (the line
+	// sets CDPATH or cdable_vars), so where it leads is unknown.
+	cdSearch bool
+
+	// aliases are the shell aliases the line defines ([parser.alias]);
+	// expanding those being expanded, which bash does not expand again.
+	aliases   map[string][]aliasDef
+	expanding map[string]bool
+	// vars are the values the line gives variables, by any means
+	// ([parser.setVar]), for what reads them later: git's configuration
+	// in GIT_CONFIG_*, ENV for an interactive shell.
+	vars map[string][]varValue
+	// computed are the variables some script of the line sets to a
+	// value known only when it runs ([parser.computedVars]); assoc those
+	// declared associative arrays, intVars those declared integers.
+	computed, assoc, intVars map[string]bool
+	// assigned are the words the line assigns to each variable (nil:
+	// set by read, a loop, ...), from which computed is worked out.
+	assigned map[string][]*syntax.Word
+}
+
+func newParser() *parser {
+	return &parser{
+		p:         &Parsed{},
+		stdin:     map[*syntax.CallExpr]*string{},
+		bound:     map[string]bool{},
+		aliases:   map[string][]aliasDef{},
+		expanding: map[string]bool{},
+		vars:      map[string][]varValue{},
+		computed:  map[string]bool{},
+		assoc:     map[string]bool{},
+		intVars:   map[string]bool{},
+		assigned:  map[string][]*syntax.Word{},
+	}
+}
+
+// varValue is one value the line gives a variable.
+type varValue struct {
+	text     string
+	computed bool // known only when it runs
+}
+
+// setVar records that the line gives name a value.
+func (ps *parser) setVar(name, text string, computed bool) {
+	v := varValue{text, computed}
+	if !slices.Contains(ps.vars[name], v) {
+		ps.vars[name] = append(ps.vars[name], v)
+	}
 }
 
 // maxDirs bounds the directories followed; beyond, one is unknown.
@@ -201,6 +260,8 @@ func (ps *parser) chdir(t string) {
 	switch {
 	case t == "" || strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~"):
 		add(t)
+	case ps.cdSearch && t != "." && t != ".." && !strings.HasPrefix(t, "./") && !strings.HasPrefix(t, "../"):
+		add("") // CDPATH or cdable_vars may lead anywhere
 	default:
 		for _, d := range slices.Clone(ps.dirs) {
 			if d != "" {
@@ -279,8 +340,18 @@ func (ps *parser) add(c Command, depth int) {
 	if c.kind(0) != wordLiteral {
 		return // a computed name: whatever it is, matching treats it so
 	}
+	ps.expandAlias(c, depth)
 	name := filepath.Base(c.Argv[0])
+	if slices.Contains(shells, name) && len(ps.vars["ENV"]) > 0 && slices.ContainsFunc(c.Argv[1:], func(a string) bool {
+		return shortCluster(a, 'i') || a == "--interactive"
+	}) {
+		ps.unknown(c, "ENV makes an interactive %s run a file first, which cannot be read in advance", name)
+	}
 	if i, ok := shellScriptAt(c.Argv); ok {
+		if !slices.Contains(shShells, name) {
+			ps.unknown(c, "%s -c runs a script in %s's language, which the rules do not read", name, name)
+			return
+		}
 		if c.kind(i) != wordLiteral {
 			ps.unknown(c, "the script of %s -c is computed (%s)", name, c.Argv[i])
 			return
@@ -293,6 +364,9 @@ func (ps *parser) add(c Command, depth int) {
 		return
 	}
 	switch name {
+	case "test", "[", "read", "mapfile", "readarray", "printf", "getopts", "wait", "unset", "declare", "typeset",
+		"local", "export", "readonly", "let", "complete", "compgen", "bind", "enable", "fc":
+		ps.builtinCode(name, c, depth)
 	case "eval":
 		ps.opaque("eval runs code that cannot be read in advance")
 		args := c.from(1)
@@ -311,11 +385,16 @@ func (ps *parser) add(c Command, depth int) {
 		ps.trap(c, depth)
 	case "alias":
 		for i, a := range c.Argv[1:] {
-			if _, v, ok := strings.Cut(a, "="); ok {
+			if n, v, ok := strings.Cut(a, "="); ok {
 				if c.kind(i+1) != wordLiteral {
-					ps.unknown(c, "alias defines a computed command (%s)", a)
+					if isIdentish(n) {
+						ps.alias(n, a, true)
+					} else {
+						ps.unknown(c, "alias defines a computed command (%s)", a)
+					}
 					continue
 				}
+				ps.alias(n, v, false)
 				ps.script(v, depth+1)
 			}
 		}
@@ -324,12 +403,28 @@ func (ps *parser) add(c Command, depth int) {
 			ps.unknown(c, "hash -p makes a command name run another program")
 		}
 	case "git":
-		ps.gitAlias(c, depth)
+		ps.git(c, depth)
 	case "find":
 		ps.find(c, depth)
 	default:
+		if sub, ok := strings.CutPrefix(name, "git-"); ok && isGitCommand(sub) {
+			// git-push, /usr/lib/git-core/git-push: git push.
+			d := c.from(1)
+			d.Argv = append([]string{"git", sub}, d.Argv...)
+			if d.kinds != nil {
+				d.kinds = append([]wordKind{wordLiteral, wordLiteral}, d.kinds...)
+				d.tails = append([]string{"", ""}, d.tails...)
+			}
+			ps.add(d, depth+1)
+		}
 		if w, ok := wrappers[name]; ok {
 			ps.unwrap(name, w, c, depth)
+		}
+		if f := program(name); f != nil {
+			f(ps, name, c, depth)
+		}
+		if r, ok := runners[name]; ok {
+			ps.runCommand(name, r, c, depth)
 		}
 	}
 }
@@ -356,7 +451,7 @@ func (ps *parser) shell(name string, c Command, depth int) {
 			return
 		}
 	}
-	if c.stdin != nil {
+	if c.stdin != nil && slices.Contains(shShells, name) {
 		ps.opaque("a here-document feeds a script to %s", name)
 		ps.script(*c.stdin, depth+1)
 		return
@@ -379,60 +474,6 @@ func (ps *parser) trap(c Command, depth int) {
 			ps.script(a, depth+1)
 		}
 		return
-	}
-}
-
-// gitAlias judges `git -c alias.NAME=VALUE NAME`: the alias a command
-// line defines and runs.
-func (ps *parser) gitAlias(c Command, depth int) {
-	type alias struct {
-		value    string
-		computed bool
-	}
-	aliases := map[string]alias{}
-	record := func(kv string, computed bool) {
-		k, v, _ := strings.Cut(kv, "=")
-		k = strings.ToLower(k)
-		if name, ok := strings.CutPrefix(k, "alias."); ok {
-			aliases[name] = alias{v, computed}
-		}
-	}
-	i := 1
-	for i < len(c.Argv) {
-		a := c.Argv[i]
-		switch {
-		case c.kind(i) != wordLiteral:
-			return // matching treats a computed word here as any subcommand
-		case a == "-c" && i+1 < len(c.Argv):
-			record(c.Argv[i+1], c.kind(i+1) != wordLiteral)
-			i += 2
-		case a == "--config-env" && i+1 < len(c.Argv):
-			record(c.Argv[i+1], true) // the value is an environment variable's
-			i += 2
-		case strings.HasPrefix(a, "--config-env="):
-			record(strings.TrimPrefix(a, "--config-env="), true)
-			i++
-		case slices.Contains(gitValueOptions, a):
-			i += 2
-		case strings.HasPrefix(a, "-"):
-			i++
-		default:
-			al, ok := aliases[strings.ToLower(a)]
-			if !ok {
-				return
-			}
-			rest := c.from(i + 1)
-			switch {
-			case al.computed:
-				ps.unknown(c, "git runs the alias %s, whose definition is computed", a)
-			case strings.HasPrefix(al.value, "!"):
-				ps.script(al.value[1:]+" "+Canonical(rest.Argv), depth+1)
-			default:
-				argv := append(slices.Clone(c.Argv[:i]), strings.Fields(al.value)...)
-				ps.add(Command{Argv: append(argv, rest.Argv...)}, depth+1)
-			}
-			return
-		}
 	}
 }
 
@@ -562,11 +603,15 @@ func (ps *parser) script(src string, depth int) {
 			ps.opaque("command substitution $(...) runs a command whose output cannot be known")
 		case *syntax.ProcSubst:
 			ps.opaque("process substitution <(...) runs commands inside arguments")
-		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause:
+		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.CStyleLoop:
 			// Arithmetic evaluates array subscripts, which can run
 			// commands hidden in variables.
 			ps.opaque("arithmetic evaluation")
+			ps.arithNode(n, depth)
+		case *syntax.BinaryTest, *syntax.UnaryTest, *syntax.Assign:
+			ps.evaluated(n, depth)
 		case *syntax.ParamExp:
+			ps.evaluated(n, depth)
 			name := ""
 			if n.Param != nil {
 				name = n.Param.Value
@@ -582,6 +627,7 @@ func (ps *parser) script(src string, depth int) {
 			for _, a := range n.Args {
 				ps.assign(a, depth)
 			}
+			ps.declValues(n, depth)
 		case *syntax.CoprocClause:
 			ps.opaque("coproc runs a command in the background")
 		case *syntax.FuncDecl:
@@ -640,26 +686,6 @@ func (ps *parser) script(src string, depth int) {
 	})
 }
 
-// assign judges a variable assignment: BASH_ENV makes the next bash run
-// a file first, and a literal value holding a command substitution may be
-// expanded later (PS4, PROMPT_COMMAND, eval "$v"), so it is judged as a
-// script.
-func (ps *parser) assign(a *syntax.Assign, depth int) {
-	if a == nil || a.Name == nil {
-		return
-	}
-	if a.Name.Value == "BASH_ENV" {
-		ps.unknown(Command{Argv: []string{"BASH_ENV=" + wordText(a.Value)}}, "BASH_ENV makes bash run a file first, which cannot be read in advance")
-		return
-	}
-	if a.Value == nil {
-		return
-	}
-	if v, ok := wordLit(a.Value); ok && (strings.Contains(v, "$(") || strings.Contains(v, "`")) {
-		ps.script(v, depth+1)
-	}
-}
-
 // redirects flags writes to files and scripts fed to interpreters, and
 // notes the literal scripts that here-documents feed to a command.
 func (ps *parser) redirects(st *syntax.Stmt) {
@@ -682,6 +708,7 @@ func (ps *parser) redirects(st *syntax.Stmt) {
 			if call != nil {
 				delete(ps.stdin, call) // input from a file
 			}
+			ps.reads(r.Word)
 		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
 			if call == nil || len(call.Args) == 0 {
 				continue
@@ -702,6 +729,29 @@ func (ps *parser) redirects(st *syntax.Stmt) {
 			if name := runs(Command{Argv: argv}); slices.Contains(interpreters, name) {
 				ps.opaque("a here-document feeds a script to %s", name)
 			}
+		}
+	}
+}
+
+// reads records the file an input redirection reads.
+func (ps *parser) reads(w *syntax.Word) {
+	x := ps.evalWord(w, false)
+	if x.kind > wordEnv {
+		ps.p.Reads = append(ps.p.Reads, "")
+		return
+	}
+	dirs := ps.dirs
+	if len(dirs) == 0 || path.IsAbs(x.text) || strings.HasPrefix(x.text, "~") || strings.HasPrefix(x.text, "$HOME") || strings.HasPrefix(x.text, "${HOME}") {
+		dirs = []string{"."}
+	}
+	for _, d := range dirs {
+		switch {
+		case d == "":
+			ps.p.Reads = append(ps.p.Reads, "")
+		case d == ".":
+			ps.p.Reads = append(ps.p.Reads, x.text)
+		default:
+			ps.p.Reads = append(ps.p.Reads, path.Join(d, x.text))
 		}
 	}
 }
@@ -954,12 +1004,16 @@ func isMktemp(cs *syntax.CmdSubst) bool {
 
 // binders are the builtins that set the variables named by their
 // arguments.
+// readers are the binders that set a variable to what they read.
+var readers = []string{"read", "mapfile", "readarray", "getopts", "wait", "compgen"}
+
 var binders = []string{"read", "mapfile", "readarray", "printf", "getopts", "wait", "unset", "export", "declare", "local", "typeset", "readonly", "let", "compgen"}
 
 // bindings records the variables a script sets, by any means, before its
 // words are evaluated: a variable set anywhere, even after its use (a
 // loop), is not the environment's.
 func (ps *parser) bindings(f *syntax.File) {
+	ps.cdSearch = ps.cdSearch || searchesCd(f)
 	bind := func(name string, fresh bool) {
 		if was, ok := ps.bound[name]; ok {
 			fresh = fresh && was
@@ -979,9 +1033,16 @@ func (ps *parser) bindings(f *syntax.File) {
 			if n.Name != nil {
 				bind(n.Name.Value, n.Value != nil && mktempValue(n.Value) && !n.Append && n.Index == nil)
 			}
+			ps.recordAssign(n)
+		case *syntax.DeclClause:
+			ps.declare(n)
 		case *syntax.WordIter:
 			if n.Name != nil {
 				bind(n.Name.Value, false)
+				ps.assigned[n.Name.Value] = append(ps.assigned[n.Name.Value], n.Items...)
+				if len(n.Items) == 0 {
+					ps.assigned[n.Name.Value] = append(ps.assigned[n.Name.Value], nil) // "$@"
+				}
 			}
 		case *syntax.BinaryArithm:
 			switch n.Op {
@@ -997,21 +1058,38 @@ func (ps *parser) bindings(f *syntax.File) {
 		case *syntax.ParamExp:
 			if n.Param != nil && n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
 				bind(n.Param.Value, false)
+				ps.assigned[n.Param.Value] = append(ps.assigned[n.Param.Value], n.Exp.Word)
 			}
 		case *syntax.CallExpr:
 			if len(n.Args) == 0 {
 				break
 			}
 			name, _ := wordLit(n.Args[0])
-			if name == "cd" || name == "pushd" {
-				ps.cd(n.Args[1:])
+			args := n.Args[1:]
+			if (name == "builtin" || name == "command") && len(args) > 0 {
+				name, _ = wordLit(args[0])
+				args = args[1:]
+			}
+			switch name {
+			case "cd", "pushd":
+				ps.cd(args)
+			case "alias":
+				ps.aliasArgs(args)
 			}
 			if slices.Contains(binders, filepath.Base(name)) {
-				for _, w := range n.Args[1:] {
+				for i, w := range n.Args[1:] {
 					if v, ok := wordLit(w); ok {
 						v, _, _ = strings.Cut(v, "=")
-						if isIdent(v) {
-							bind(v, false)
+						if i := strings.IndexByte(v, '['); i > 0 {
+							v = v[:i]
+						}
+						if !isIdent(v) {
+							continue
+						}
+						bind(v, false)
+						prev, _ := wordLit(n.Args[i])
+						if slices.Contains(readers, filepath.Base(name)) || name == "printf" && prev == "-v" {
+							ps.assigned[v] = append(ps.assigned[v], nil) // what it reads: computed
 						}
 					}
 				}
@@ -1019,6 +1097,27 @@ func (ps *parser) bindings(f *syntax.File) {
 		}
 		return true
 	})
+	ps.computeVars()
+}
+
+// searchesCd reports whether a script makes cd look for a relative
+// directory elsewhere: it sets CDPATH or shopt -s cdable_vars.
+func searchesCd(f *syntax.File) bool {
+	found := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Assign:
+			found = found || n.Name != nil && n.Name.Value == "CDPATH"
+		case *syntax.CallExpr:
+			for _, w := range n.Args {
+				if v, _ := wordLit(w); v == "cdable_vars" || v == "CDPATH" || strings.HasPrefix(v, "CDPATH=") {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // mktempValue reports whether an assigned value is only $(mktemp ...).

@@ -2,6 +2,7 @@ package approval
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/unified-exec/unified-exec/policy"
@@ -122,8 +123,9 @@ var strictness = map[string]int{policy.DecisionAllow: 1, policy.DecisionPrompt: 
 // (asked); otherwise the narrowest of the commands' sandboxes, each
 // command's being its deciding rule's sandbox or the policy's mode. A
 // rule's sandbox wider than the policy's thus applies only when every
-// command of the line matches a rule with that sandbox and the line can be
-// judged statically (see lineSandbox).
+// command of the line matches a rule with that sandbox, the line can be
+// judged statically and its input redirections read only files under the
+// working directory (see lineSandbox).
 func Decide(req Request, p *policy.Policy) Decision {
 	parsed := Parse(req.Argv)
 	d := Decision{Parsed: parsed, Sandbox: p.Sandbox.Mode}
@@ -174,9 +176,11 @@ func Decide(req Request, p *policy.Policy) Decision {
 		}
 		sandboxes = append(sandboxes, sb)
 	}
-	// A part nobody could read is not a command a rule saw: no rule's
-	// sandbox wider than the policy's covers the line then.
-	d.Sandbox = lineSandbox(p.Sandbox.Mode, sandboxes, parsed.Opaque == "" && d.Unjudged == nil)
+	// A part nobody could read is not a command a rule saw, nor is a
+	// redirection reading a file from outside the working directory (or
+	// a socket, /dev/tcp/...): no rule's sandbox wider than the policy's
+	// covers the line then.
+	d.Sandbox = lineSandbox(p.Sandbox.Mode, sandboxes, parsed.Opaque == "" && d.Unjudged == nil && m.readsInside(parsed.Reads))
 	refuseUnderNever := func(why string) Decision {
 		d.Outcome = Forbidden
 		d.Reason = "approval mode is never, so nobody can be asked: " + why
@@ -303,6 +307,25 @@ func lineSandbox(policyMode string, commands []string, judgeable bool) string {
 		return policyMode
 	}
 	return sb
+}
+
+// readsInside reports whether every file of reads is in the tree of the
+// working directory, or a device that holds nothing (/dev/null).
+func (m Matcher) readsInside(reads []string) bool {
+	for _, r := range reads {
+		switch r {
+		case "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom":
+			continue
+		}
+		p, ok := m.abs(r, ".")
+		if !ok || !path.IsAbs(m.Cwd) {
+			return false
+		}
+		if cwd := path.Clean(m.Cwd); p != cwd && !strings.HasPrefix(p, cwd+"/") {
+			return false
+		}
+	}
+	return true
 }
 
 // judged are the commands a decision looks at: the inner commands of a

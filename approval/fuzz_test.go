@@ -15,7 +15,10 @@ import (
 func FuzzDecide(f *testing.F) {
 	for _, s := range []string{"ls -la", "echo $(rm x)", "cat <(ls)", "a && b | c", "bash -c 'rm x'", "find . -exec rm {} +", "x=1; $x", "cat <<EOF\nhi\nEOF",
 		"git -C . -c a=b push", "env -S 'rm x'", "timeout --signal KILL 5 rm", "cd / && rm -rf *", "eval 'rm x'", "{r,}m x",
-		"sh <<'EOF'\nrm x\nEOF", "xargs -I{} rm {}", "git -c 'alias.x=!rm y' x", "d=$(mktemp); rm $d"} {
+		"sh <<'EOF'\nrm x\nEOF", "xargs -I{} rm {}", "git -c 'alias.x=!rm y' x", "d=$(mktemp); rm $d",
+		"alias r=rm\nr x", "GIT_CONFIG_PARAMETERS=\"'alias.x=!rm y'\" git x", "echo ${_@P}", "x='a[$(rm y)]'; echo $((x))",
+		"tmux new -d 'rm x' \\; split-window", "BASH_ALIASES[r]=rm; r x", "git -c core.pager='rm x' log",
+		"declare -n r=$x; read 'a[$(rm y)]'", "pwsh -c 'rm x'", "screen -dmS s rm x"} {
 		f.Add(s)
 	}
 	p, err := policy.Parse([]byte("[approval]\nmode = \"untrusted\"\n[[rule]]\npattern = [\"rm\"]\ndecision = \"forbid\"\n"), "fuzz.toml")

@@ -290,7 +290,7 @@ func TestRulesOrdinaryCommands(t *testing.T) {
 		"timeout 5 make test", "env FOO=1 go test ./...", "nice -n 5 make",
 		"python3 -c 'import os; print(1)'", "node -e 'console.log(1)'", "awk 'BEGIN{print 1}' f", "make",
 		"cd ~ && ls", "echo ~", "cat ~/x", "ls $HOME", "ls | xargs echo", "git ls-files | xargs grep foo",
-		"bash -c 'ls && git status'", "sudoku", "git pushd", "env -i PATH=/bin ls",
+		"bash -c 'ls && git status'", "sudoku", "env -i PATH=/bin ls",
 		`rm -rf "$TMPDIR/foo"`, `rm -rf "$dir/build/"`, `rm -rf "${out}"/dist`, `git "$sub"ull`,
 		`d=$(cat f); rm -rf "$d/build"`, `s=$(cat f); git "$s"ull`,
 		// Variables of the environment, which the line does not set: not
@@ -370,6 +370,10 @@ func TestUnjudgeable(t *testing.T) {
 		{"BASH_ENV=./x.sh bash -c ls", "BASH_ENV"},
 		{"hash -p /bin/rm ls; ls -rf ~", "hash"},
 		{"git -c alias.p=$x p", "computed"},
+		// Not a git command: an alias or a git-NAME program from
+		// configuration the line does not show.
+		{"git pushd", "not a git command"},
+		{"git -C /tmp/r x", "not a git command"},
 		{`rm -rf "$d/.."`, "computed"},
 		{`d=$(cat f); rm -rf "$d/"`, "computed"},
 		{`d=$(cat f); rm -rf "$d/alice"`, "computed"},

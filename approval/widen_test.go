@@ -179,7 +179,7 @@ func TestTTYPrompterEscapes(t *testing.T) {
 
 // FuzzEscape: nothing Escape returns is a control or format character.
 func FuzzEscape(f *testing.F) {
-	for _, s := range []string{"ls", "\x1b[2J", "a\u202eb", "\xff\xfe", "\u009b31m", "tab\there"} {
+	for _, s := range []string{"ls", "\x1b[2J", "a\u202eb", "\xff\xfe", "\u009b31m", "tab\there", "ls" + strings.Repeat(" ", 40) + "; x", "a\u3164b\u00a0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -192,7 +192,10 @@ func FuzzEscape(f *testing.F) {
 				t.Fatalf("Escape(%q) = %q holds %U", s, e, r)
 			}
 		}
-		if strings.IndexFunc(s, needsEscape) < 0 && utf8.ValidString(s) && e != s {
+		if strings.Contains(e, strings.Repeat(" ", maxSpaces+1)) {
+			t.Fatalf("Escape(%q) = %q keeps a long run of spaces", s, e)
+		}
+		if strings.IndexFunc(s, needsEscape) < 0 && utf8.ValidString(s) && !strings.Contains(s, strings.Repeat(" ", maxSpaces+1)) && e != s {
 			t.Fatalf("Escape changed a plain string: %q -> %q", s, e)
 		}
 	})

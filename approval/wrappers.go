@@ -251,17 +251,45 @@ var wrappers = map[string]wrapper{
 	"proxychains4":     {opts: optSpec{short: "f"}},
 	"catchsegv":        {},
 	"caffeinate":       {opts: optSpec{short: "tw"}},
-	"systemd-run": {opts: optSpec{short: "pEMHu", long: []string{"property", "setenv", "machine", "host", "unit", "description", "slice", "uid", "gid", "nice", "working-directory", "service-type"}},
+	"systemd-run": {opts: optSpec{short: "pEMHu", long: []string{"property", "setenv", "machine", "host", "unit", "description",
+		"slice", "uid", "gid", "nice", "working-directory", "service-type", "on-active", "on-boot", "on-startup",
+		"on-unit-active", "on-unit-inactive", "on-calendar", "timer-property", "path-property", "socket-property",
+		"slice-inherit", "json", "background", "expand-environment"},
+		flags: []string{"user", "system", "scope", "pty", "pipe", "quiet", "wait", "collect", "remain-after-exit",
+			"send-sighup", "same-dir", "shell", "no-ask-password", "no-block", "on-clock-change", "on-timezone-change", "help", "version"}},
 		shell: true},
-	"firejail": {},
-	"valgrind": {},
+	"firejail":      {},
+	"valgrind":      {},
+	"eatmydata":     {},
+	"nocache":       {},
+	"vglrun":        {opts: optSpec{short: "cdq"}},
+	"prime-run":     {},
+	"gamemoderun":   {},
+	"torify":        {},
+	"faketime":      {opts: optSpec{short: "p"}, operands: 1},
+	"flatpak-spawn": {opts: optSpec{long: []string{"env", "unset-env", "forward-fd", "directory", "app-path", "usr-path", "sandbox-expose", "sandbox-expose-ro", "sandbox-flag"}}},
+	"dbus-launch":   {opts: optSpec{long: []string{"config-file", "autolaunch"}}},
+	"xvfb-run":      {opts: optSpec{short: "efnpsw", long: []string{"error-file", "auth-file", "server-num", "xauth-protocol", "server-args", "wait"}}},
+	"kitty":         {opts: optSpec{short: "cotTdw", long: []string{"config", "override", "title", "class", "name", "directory", "session", "listen-on", "instance-group", "start-as", "watcher", "position", "os-window-tag", "logo", "logo-position", "logo-alpha"}}},
+	"foot":          {opts: optSpec{short: "cotTafwWDsl", long: []string{"config", "override", "term", "title", "app-id", "font", "window-size-pixels", "window-size-chars", "working-directory", "log-level", "log-colorize"}}},
+	"daemonize":     {opts: optSpec{short: "aceoplu"}},
+	"runcon":        {opts: optSpec{short: "curtl", long: []string{"user", "role", "type", "range"}}, operands: 1},
+	"cgexec":        {opts: optSpec{short: "g", flags: []string{"sticky"}}},
+	"numactl":       {opts: optSpec{short: "imNCPpwb", long: []string{"interleave", "membind", "cpunodebind", "physcpubind", "preferred", "weighted-interleave", "cpubind"}}},
+	"trickle":       {opts: optSpec{short: "duwtln"}},
+	"cpulimit":      {opts: optSpec{short: "lep", long: []string{"limit", "exe", "pid"}}, pid: "pe", pidLong: []string{"pid", "exe"}},
+	"chpst":         {opts: optSpec{short: "uUbe/nlLmdopfcC"}},
+	"aa-exec":       {opts: optSpec{short: "pnf", long: []string{"profile", "namespace", "file"}}},
+	"proot":         {opts: optSpec{short: "rbwqkm", long: []string{"rootfs", "bind", "cwd", "qemu", "kernel-release", "mount"}}},
+	"fakechroot":    {opts: optSpec{short: "ecld", long: []string{"environment", "config-dir", "lib", "elfloader"}}},
+	"sem":           {opts: optSpec{short: "j", long: []string{"jobs", "id", "semaphorename", "timeout"}}},
 }
 
 // unwrap adds the command a wrapper runs.
 func (ps *parser) unwrap(name string, w wrapper, c Command, depth int) {
 	add := func(inner Command) {
 		if w.more {
-			inner.more = name
+			inner.more = name + " adds arguments read from its input"
 		}
 		ps.add(inner, depth+1)
 	}
@@ -280,9 +308,10 @@ func (ps *parser) unwrap(name string, w wrapper, c Command, depth int) {
 				c = c.in(d, c.kind(di) != wordLiteral) // env -C DIR
 			}
 			i := s
-			for i < len(c.Argv) && c.kind(i) == wordLiteral && (c.Argv[i] == "-" || strings.Contains(c.Argv[i], "=")) {
-				if strings.HasPrefix(c.Argv[i], "BASH_ENV=") {
-					ps.unknown(c, "BASH_ENV makes bash run a file first, which cannot be read in advance")
+			for i < len(c.Argv) && c.kind(i) <= wordEnv && (c.Argv[i] == "-" || strings.Contains(c.Argv[i], "=")) {
+				if n, v, ok := strings.Cut(c.Argv[i], "="); ok && isIdent(n) {
+					ps.setVar(n, v, c.kind(i) != wordLiteral)
+					ps.setting(n, v, c.kind(i) != wordLiteral, depth)
 				}
 				i++
 			}
@@ -377,7 +406,7 @@ func (ps *parser) unwrap(name string, w wrapper, c Command, depth int) {
 					break
 				}
 			}
-			add(inner)
+			add(replaced(inner, "{"))
 		}
 	default:
 		for _, s := range w.opts.scan(c, 1) {
@@ -391,7 +420,47 @@ func (ps *parser) unwrap(name string, w wrapper, c Command, depth int) {
 				}
 				continue
 			}
-			add(c.from(s))
+			inner := c.from(s)
+			if name == "xargs" {
+				inner = replaced(inner, xargsReplace(w, c, s))
+			}
+			add(inner)
 		}
 	}
+}
+
+// xargsReplace returns the string xargs -I (-i, --replace) replaces with
+// what it reads, or "".
+func xargsReplace(w wrapper, c Command, end int) string {
+	if v, _, ok := w.opts.value(c, 1, end, 'I', "replace"); ok {
+		return v
+	}
+	for _, a := range c.Argv[1:end] {
+		if a == "--replace" || shortCluster(a, 'i') {
+			if _, r, ok := strings.Cut(a, "i"); ok && r != "" && !strings.HasPrefix(a, "--") {
+				return r
+			}
+			return "{}"
+		}
+	}
+	return ""
+}
+
+// replaced marks the words of c that hold r, which a program replaces
+// with what it reads (xargs -I {}, parallel's {}), as computed.
+func replaced(c Command, r string) Command {
+	if r == "" || !slices.ContainsFunc(c.Argv, func(a string) bool { return strings.Contains(a, r) }) {
+		return c
+	}
+	d := c
+	d.kinds = make([]wordKind, len(c.Argv))
+	d.tails = make([]string, len(c.Argv))
+	for i, a := range c.Argv {
+		d.kinds[i], d.tails[i] = c.kind(i), c.tail(i)
+		if strings.Contains(a, r) {
+			d.kinds[i] = max(d.kinds[i], wordOne)
+			d.tails[i] = a[strings.LastIndex(a, r)+len(r):]
+		}
+	}
+	return d
 }

@@ -34,9 +34,12 @@ const (
 // DefaultExclude are the environment names dropped unless the policy says
 // otherwise (globs, case-insensitive; a glob after "!" keeps what it
 // matches: XAUTHORITY is a path, GIT_AUTHOR_* a commit's author).
+// BASH_FUNC_* are functions an outer bash exported, which a command's
+// bash would define: a function named like a program (git, ls) would run
+// instead of it, unseen by the rules.
 var DefaultExclude = []string{
-	"*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*PASS*", "*CREDENTIAL*", "*AUTH*", "*COOKIE*",
-	"*PRIVATE*", "*_PAT", "DATABASE_URL", "*_DSN",
+	"*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*PASS*", "*CREDENTIAL*", "*CREDS*", "*AUTH*", "*COOKIE*",
+	"*PRIVATE*", "*JWT*", "*BEARER*", "*_PAT", "DATABASE_URL", "*_DSN", "BASH_FUNC_*",
 	"!XAUTHORITY", "!GIT_AUTHOR_NAME", "!GIT_AUTHOR_EMAIL", "!GIT_AUTHOR_DATE",
 }
 
@@ -433,8 +436,9 @@ var coreEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ
 
 // Build turns base (NAME=value entries) into the environment of a
 // command: inherit all, the core set, or none; drop names matching the
-// exclude globs (case-insensitive) but those matching a "!" glob; then
-// apply set.
+// exclude globs (case-insensitive) but those matching a "!" glob; take
+// the user name and password out of *_PROXY URLs (but those a "!" glob
+// names); then apply set.
 func (e Env) Build(base []string) []string {
 	var out []string
 	for _, kv := range base {
@@ -456,6 +460,9 @@ func (e Env) Build(base []string) []string {
 		if _, ok := e.Set[name]; ok {
 			continue
 		}
+		if strings.HasSuffix(strings.ToUpper(name), "_PROXY") && !e.kept(name) {
+			kv = name + "=" + withoutUserinfo(kv[len(name)+1:])
+		}
 		out = append(out, kv)
 	}
 	keys := make([]string, 0, len(e.Set))
@@ -467,6 +474,37 @@ func (e Env) Build(base []string) []string {
 		out = append(out, k+"="+e.Set[k])
 	}
 	return out
+}
+
+// kept reports whether a "!" glob names the variable.
+func (e Env) kept(name string) bool {
+	up := strings.ToUpper(name)
+	for _, g := range e.Exclude {
+		if keep, ok := strings.CutPrefix(g, "!"); ok {
+			if ok, _ := path.Match(strings.ToUpper(keep), up); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withoutUserinfo removes the user name and password of a proxy's URL
+// (http://user:secret@proxy:3128 becomes http://proxy:3128), with or
+// without a scheme; anything else is returned as it is.
+func withoutUserinfo(v string) string {
+	at := strings.LastIndexByte(v, '@')
+	if at < 0 {
+		return v
+	}
+	start := 0
+	if i := strings.Index(v, "://"); i >= 0 && i < at {
+		start = i + 3
+	}
+	if strings.ContainsAny(v[start:at], "/?#") {
+		return v // an @ in the path, not a user
+	}
+	return v[:start] + v[at+1:]
 }
 
 func (e Env) excluded(name string) bool {

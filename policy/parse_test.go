@@ -162,8 +162,10 @@ func TestEnvDefaultExclude(t *testing.T) {
 	e := Env{Inherit: "all", Exclude: DefaultExclude}
 	dropped := []string{"GITHUB_TOKEN", "API_KEY", "MY_SECRET", "PGPASSWORD", "DB_PASS", "MYSQL_PASSWD", "AWS_CREDENTIALS",
 		"GOOGLE_APPLICATION_CREDENTIALS", "BASIC_AUTH", "SSH_AUTH_SOCK", "SESSION_COOKIE", "GPG_PRIVATE", "GH_PAT",
-		"DATABASE_URL", "database_url", "SENTRY_DSN", "Db_Password"}
-	kept := []string{"PATH", "HOME", "XAUTHORITY", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "PATHEXT", "EDITOR", "DSN_HOST"}
+		"DATABASE_URL", "database_url", "SENTRY_DSN", "Db_Password", "REGISTRY_CREDS", "ID_JWT", "API_BEARER",
+		"BASH_FUNC_git%%", "BASH_FUNC_ls%%"}
+	kept := []string{"PATH", "HOME", "XAUTHORITY", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "PATHEXT", "EDITOR", "DSN_HOST",
+		"GOPATH", "JAVA_HOME", "NODE_OPTIONS", "PYTHONPATH", "CARGO_HOME", "HTTPS_PROXY", "NO_PROXY", "CI", "GITHUB_ACTIONS", "SSL_CERT_FILE"}
 	for _, n := range dropped {
 		if got := e.Build([]string{n + "=x"}); len(got) != 0 {
 			t.Errorf("%s was kept", n)
@@ -196,5 +198,28 @@ func TestEnvBuildTable(t *testing.T) {
 				t.Fatalf("got  %s\nwant %s", got, c.want)
 			}
 		})
+	}
+}
+
+// TestEnvProxyUserinfo: a proxy URL goes on without its user name and
+// password, unless a "!" glob names the variable.
+func TestEnvProxyUserinfo(t *testing.T) {
+	e := Env{Inherit: "all", Exclude: DefaultExclude}
+	for in, want := range map[string]string{
+		"HTTPS_PROXY=http://u:pw@proxy:3128":    "HTTPS_PROXY=http://proxy:3128",
+		"http_proxy=http://u:p%40w@proxy:3128/": "http_proxy=http://proxy:3128/",
+		"ALL_PROXY=socks5://tok@proxy:1080":     "ALL_PROXY=socks5://proxy:1080",
+		"HTTP_PROXY=u:pw@proxy:3128":            "HTTP_PROXY=proxy:3128",
+		"HTTPS_PROXY=http://proxy:3128":         "HTTPS_PROXY=http://proxy:3128",
+		"NO_PROXY=localhost,.corp":              "NO_PROXY=localhost,.corp",
+		"HTTPS_PROXY=http://proxy/a@b":          "HTTPS_PROXY=http://proxy/a@b",
+	} {
+		if got := e.Build([]string{in}); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: got %q, want %s", in, got, want)
+		}
+	}
+	kept := Env{Inherit: "all", Exclude: append(slices.Clone(DefaultExclude), "!HTTPS_PROXY")}
+	if got := kept.Build([]string{"HTTPS_PROXY=http://u:pw@proxy:3128"}); got[0] != "HTTPS_PROXY=http://u:pw@proxy:3128" {
+		t.Errorf("kept by !: %q", got)
 	}
 }

@@ -696,7 +696,7 @@ func (ps *parser) redirects(st *syntax.Stmt) {
 			target, lit = wordLit(r.Word)
 		}
 		switch r.Op {
-		case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.ClbOut, syntax.RdrInOut:
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob, syntax.RdrInOut:
 			if !lit || target != "/dev/null" {
 				ps.opaque("writes to a file with a redirection (%s %s)", r.Op, wordText(r.Word))
 			}

@@ -219,8 +219,16 @@ func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {
 	if err == nil && v1 && prepare != nil {
 		// The sandboxed thread may no longer write to the cgroup file
 		// system: take it out of the session's cgroup from here, so the
-		// cgroup empties when the session does.
-		os.WriteFile(filepath.Join(p.forkHome, "tasks"), []byte(p.forkTid), 0)
+		// cgroup empties when the session does. The move waits for an
+		// RCU grace period (milliseconds after a quiet moment): it is done
+		// beside the command, not before Start returns; wait joins it
+		// before the cgroup is removed.
+		home, tid := p.forkHome, p.forkTid
+		p.movedOut = make(chan struct{})
+		go func() {
+			defer close(p.movedOut)
+			os.WriteFile(filepath.Join(home, "tasks"), []byte(tid), 0)
+		}()
 	}
 	return err
 }

@@ -80,6 +80,9 @@ type Process struct {
 	// forkTid and forkHome: the thread that forked the command into a v1
 	// cgroup, and its own cgroup (written before the fork, read after).
 	forkTid, forkHome string
+	// movedOut is closed once a sandboxed forking thread has been moved
+	// out of the session's v1 cgroup (nil when there was no such move).
+	movedOut chan struct{}
 	// refused is the limit's final count, kept once limitGone is set.
 	refused   atomic.Int64
 	limitGone atomic.Bool
@@ -339,6 +342,9 @@ func (p *Process) wait() {
 	}
 	if p.output != nil {
 		p.output.Close()
+	}
+	if p.movedOut != nil {
+		<-p.movedOut // the forking thread is out of the cgroup
 	}
 	if p.limit != nil {
 		p.refused.Store(int64(p.limit.hitMax()))

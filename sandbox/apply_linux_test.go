@@ -132,16 +132,21 @@ func TestApplyWorkspaceWrite(t *testing.T) {
 			"echo '[core]' >> .git/config",
 			"mv src/evil-hook .git/hooks/post-checkout",
 			"ln src/evil-hook .git/hooks/post-merge",
-			"rm -rf .git",
+			"rm -rf .git/hooks",
 			"mv .git git-moved",
 			"cat $HOME/.ssh/id_rsa",
 			"ls $HOME/.ssh",
 			"ls $HOME",
 		}
+		if !isolate {
+			// Without a mount namespace git = "commit" falls back to a
+			// read-only repository.
+			refused = append(refused, "echo x > .git/index", "rm -rf .git")
+		}
 		for _, cmd := range refused {
 			r := e.run(t, plan, isolate, cmd)
 			mustFail(t, r, cmd)
-			if isolate && cmd == "mv .git git-moved" {
+			if isolate && (cmd == "mv .git git-moved" || cmd == "rm -rf .git/hooks") {
 				continue // EBUSY (a mount point), not a message DetectDenial knows
 			}
 			if denied, _ := sandbox.DetectDenial(true, r.Code, r.Output); !denied {
@@ -173,9 +178,17 @@ func TestApplyWorkspaceWrite(t *testing.T) {
 		for _, c := range allowed {
 			mustPass(t, e.run(t, plan, isolate, c.cmd), c.cmd, c.want)
 		}
+		// What git writes for everyday work: only the mount layer allows
+		// it while keeping hooks/ and config read-only.
+		r := e.run(t, plan, isolate, "echo x > .git/index.lock && mv .git/index.lock .git/index && mkdir -p .git/refs/heads && echo ok")
+		if isolate {
+			mustPass(t, r, "write the index", "ok")
+		} else {
+			mustFail(t, r, "write the index")
+		}
 		// New entries directly in the workspace: only the mount layer can
 		// allow them while keeping .git read-only.
-		r := e.run(t, plan, isolate, "touch top-level.txt && echo created")
+		r = e.run(t, plan, isolate, "touch top-level.txt && echo created")
 		if isolate {
 			mustPass(t, r, "touch top-level.txt", "created")
 		} else {
@@ -254,7 +267,10 @@ func TestApplyReadOnly(t *testing.T) {
 func TestApplyTmp(t *testing.T) {
 	sandboxtest.Require(t)
 	e := newEnv(t)
-	// Nothing to carve around: the test tree (with its .git) is in /tmp.
+	// Nothing to carve around: the test tree is in /tmp.
+	if err := os.RemoveAll(e.ws + "/.git"); err != nil {
+		t.Fatal(err)
+	}
 	plan := e.plan(t, func(p *policy.Sandbox) { p.ExcludeSlashTmp = false; p.DenyRead = nil; p.Protected = nil })
 	mustPass(t, e.run(t, plan, false, "f=$(mktemp /tmp/ue-XXXXXX) && echo t > $f && cat $f && rm $f"), "mktemp", "t")
 }

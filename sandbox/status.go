@@ -125,6 +125,9 @@ func (s Status) Degraded(p Plan) []string {
 	if !s.Namespaces && (len(p.Protected) > 0 || hasDenyInside(p)) {
 		d = append(d, "no mount namespace: writable roots are carved around protected and unreadable paths, so no new entry can be created directly in a directory that holds one (the workspace, for .git)")
 	}
+	if !s.Namespaces && p.Git == policy.GitCommit && len(p.WritableRoots) > 0 {
+		d = append(d, "no mount namespace: git = \"commit\" falls back to \"read-only\": each repository in the workspace and writable_roots is carved whole (commits fail there; the folders on the way to one take no new entries), and a linked worktree's gitdir outside them stays read-only; repositories in /tmp and $TMPDIR are not carved (/tmp would take no new entries), so what a command writes there that runs programs is only reported after it")
+	}
 	return d
 }
 

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,7 +163,7 @@ func (s *gitSurvey) found(f gitFound) {
 		}
 	}
 	for _, r := range f.truncated {
-		s.notes = append(s.notes, fmt.Sprintf("the search for git repositories in %s stopped after %d directories: repositories it did not reach are not covered", r, GitScanDirs))
+		s.notes = append(s.notes, fmt.Sprintf("the search for git repositories in %s stopped at its bound: repositories it did not reach are not covered", r))
 	}
 }
 
@@ -202,13 +203,13 @@ func (s *gitSurvey) repo(g, w string) {
 	s.seen[g] = true
 	s.gitdirs = append(s.gitdirs, g)
 	common := g
-	if c := readLine(filepath.Join(g, "commondir")); c != "" {
-		if r := resolveFrom(g, c); r != "" {
-			common = r
+	if named := commondirOf(g, s.home); named != "" {
+		if isDir(named) {
+			common = named
 		}
-	}
-	if expected := expectedCommon(g); common != expected {
-		s.items[filepath.Join(g, "commondir")+" points to"] = common
+		if named != expectedCommon(g) {
+			s.items[filepath.Join(g, "commondir")+" points to"] = named
+		}
 	}
 	local := readGitConfig(filepath.Join(common, "config"))
 	if w == "" {
@@ -265,10 +266,8 @@ func (s *gitSurvey) repo(g, w string) {
 			}
 			s.seen[admin] = true
 			s.gitdirs = append(s.gitdirs, admin)
-			if c := readLine(filepath.Join(admin, "commondir")); c != "" {
-				if r := resolveFrom(admin, c); r != g {
-					s.items[filepath.Join(admin, "commondir")+" points to"] = r
-				}
+			if named := commondirOf(admin, s.home); named != "" && named != g {
+				s.items[filepath.Join(admin, "commondir")+" points to"] = named
 			}
 			s.configs(admin, g, wt, local)
 		}
@@ -427,8 +426,8 @@ func readLine(path string) string {
 		return ""
 	}
 	defer f.Close()
-	b := make([]byte, 4096)
-	n, _ := readFull(f, b)
+	var b [4096]byte
+	n, _ := io.ReadFull(f, b[:])
 	line, _, _ := strings.Cut(string(b[:n]), "\n")
 	return strings.TrimSpace(line)
 }
@@ -449,6 +448,19 @@ func looksLikeGitdir(dir string) bool {
 func isDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
+}
+
+// commondirOf is the directory g's commondir file names (resolved
+// when it exists), "" when g has none.
+func commondirOf(g, home string) string {
+	c := readLine(filepath.Join(g, "commondir"))
+	if c == "" {
+		return ""
+	}
+	if r := resolveFrom(g, c); r != "" {
+		return r
+	}
+	return resolvePath(c, g, home)
 }
 
 // expectedCommon is the common directory git itself gives gitdir g: the
@@ -543,9 +555,9 @@ func gitRoots(roots []string, home string) (extra, notes []string) {
 // survey searches the writable roots (but the unreadable paths in them)
 // for repositories, adds the .git paths the policy protects by name, and
 // covers what it found.
-func survey(roots, deny, seeds []string, home string, commit bool) *gitSurvey {
+func survey(roots, tmp, deny, seeds []string, home string, commit bool) *gitSurvey {
 	s := newGitSurvey(roots, home, commit)
-	s.found(findRepos(roots, deny))
+	s.found(findRepos(roots, tmp, deny))
 	for _, p := range seeds {
 		s.seed(p)
 	}
@@ -578,13 +590,13 @@ func WatchGit(p policy.Sandbox, workspace string) (GitState, error) {
 		return GitState{}, err
 	}
 	home := os.Getenv("HOME")
-	roots, _, _, err := writableRoots(p, ws, home)
+	roots, tmp, _, err := writableRoots(p, ws, home)
 	if err != nil {
 		return GitState{}, err
 	}
 	extra, _ := gitRoots(roots, home)
-	roots = outermost(dedupe(append(roots, extra...)))
-	s := survey(roots, nil, nil, home, true)
+	roots = dedupe(append(roots, extra...))
+	s := survey(roots, tmp, nil, nil, home, true)
 	st := GitState{items: s.items}
 	for _, dir := range s.hookDirs {
 		entries, err := os.ReadDir(dir)
@@ -621,7 +633,7 @@ func (s GitState) Since(before GitState) []string {
 		case strings.HasPrefix(k, "hook "):
 			out = append(out, "an executable hook "+strings.TrimPrefix(k, "hook "))
 		case strings.HasSuffix(k, " points to"):
-			out = append(out, fmt.Sprintf("%s to %s (the hooks and configuration of that repository now come from there)", k, v))
+			out = append(out, fmt.Sprintf("%s %s (that repository's hooks and configuration now come from there)", k, v))
 		default:
 			out = append(out, fmt.Sprintf("%s = %s", k, v))
 		}

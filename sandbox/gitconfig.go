@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"io"
 	"os"
 	"strings"
 )
@@ -15,29 +16,19 @@ type gitEntry struct {
 // maxGitConfig bounds what is read of one configuration file.
 const maxGitConfig = 1 << 20
 
-// readGitConfig parses the configuration file at path; nil when it cannot
-// be read.
+// readGitConfig parses the configuration file at path (its first
+// maxGitConfig bytes); nil when it cannot be read.
 func readGitConfig(path string) []gitEntry {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	b := make([]byte, maxGitConfig)
-	n, _ := readFull(f, b)
-	return parseGitConfig(string(b[:n]))
-}
-
-func readFull(f *os.File, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := f.Read(b[n:])
-		n += m
-		if err != nil || m == 0 {
-			return n, err
-		}
+	b, err := io.ReadAll(io.LimitReader(f, maxGitConfig))
+	if err != nil {
+		return nil
 	}
-	return n, nil
+	return parseGitConfig(string(b))
 }
 
 // parseGitConfig reads git's configuration syntax leniently: section

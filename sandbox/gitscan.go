@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -13,13 +14,19 @@ import (
 // cached.
 
 const (
-	// GitScanDepth is how deep below a writable root repositories are
-	// looked for: a work tree, or a bare repository, at most this many
-	// directories down is found (root/a/b/c/d/.git).
+	// GitScanDepth is how deep below the workspace (and each configured
+	// writable root) repositories are looked for: a work tree, or a bare
+	// repository, at most this many directories down is found
+	// (root/a/b/c/d/.git).
 	GitScanDepth = 4
-	// GitScanDirs is how many directories are read below one writable
-	// root, at most, breadth first: the shallow ones first.
+	// GitScanDirs is how many directories are read below one such root,
+	// at most, breadth first: the shallow ones first.
 	GitScanDirs = 1024
+	// GitScanTmpDepth and GitScanTmpDirs bound the search of the shared
+	// temporary directories (/tmp, $TMPDIR), where everything on the
+	// machine leaves folders: /tmp/x/.git and /tmp/x.git are found.
+	GitScanTmpDepth = 1
+	GitScanTmpDirs  = 256
 )
 
 // gitSkip are the directory names the search does not enter: dependency
@@ -157,24 +164,29 @@ type gitFound struct {
 }
 
 // findRepos searches each root breadth first, at most GitScanDepth
-// directories down and GitScanDirs directories read, for repositories:
+// directories down and GitScanDirs directories read (GitScanTmpDepth and
+// GitScanTmpDirs for the roots in tmp), for repositories:
 // .git directories, .git files and links, and bare repositories. It
 // follows no symbolic link, does not enter a repository's gitdir (its
 // submodules and worktrees are found from there), nor a directory named
 // in gitSkip or skip (unreadable paths: nothing can be made in them).
-func findRepos(roots, skip []string) gitFound {
+func findRepos(roots, tmp, skip []string) gitFound {
 	var f gitFound
 	type item struct {
 		path  string
 		depth int
 	}
 	for _, root := range roots {
+		maxDepth, maxDirs := GitScanDepth, GitScanDirs
+		if slices.Contains(tmp, root) {
+			maxDepth, maxDirs = GitScanTmpDepth, GitScanTmpDirs
+		}
 		queue := []item{{root, 0}}
 		read := 0
 		for len(queue) > 0 {
 			it := queue[0]
 			queue = queue[1:]
-			if read == GitScanDirs {
+			if read == maxDirs {
 				f.truncated = append(f.truncated, root)
 				break
 			}
@@ -196,7 +208,7 @@ func findRepos(roots, skip []string) gitFound {
 			case l.mark&markDotGitLink != 0:
 				f.links = append(f.links, dotgit)
 			}
-			if it.depth == GitScanDepth {
+			if it.depth == maxDepth {
 				continue
 			}
 			for _, name := range l.subdirs {

@@ -394,7 +394,7 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 				denyIn = append(denyIn, d)
 			}
 		}
-		s := survey(roots, denyIn, seeds, home, commit)
+		s := survey(roots, tmpRoots, denyIn, seeds, home, commit)
 		protected = append(protected, s.protect...)
 		// Carved without a mount namespace, a repository in /tmp would
 		// leave /tmp unable to take new entries: those are left to the

@@ -310,27 +310,48 @@ func TestGitState(t *testing.T) {
 	}
 }
 
-// TestDirCache: a listing is reused only while the directory has not
-// changed, and never when it changed within racyWindow of being read.
+// TestDirCache: a watched listing stands until the kernel reports a
+// change, which findRepos takes in (drain) before it reads anything; an
+// unwatched one stands while the directory's time is the same, and never
+// when it changed within racyWindow of being read.
 func TestDirCache(t *testing.T) {
 	dir := t.TempDir()
-	old := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(dir, old, old); err != nil {
-		t.Fatal(err)
-	}
-	l, err := listDir(dir)
-	if err != nil || l.mark != 0 {
+	if l, err := listDir(dir); err != nil || l.mark != 0 {
 		t.Fatalf("%+v %v", l, err)
 	}
-	if _, ok := dirs.get(dir, mustKey(t, dir), old); !ok {
-		t.Fatal("a directory unchanged for an hour was not cached")
+	if _, ok := dirs.watched(dir); !ok {
+		t.Skip("no inotify here")
 	}
 	mkdir(t, dir+"/.git")
+	dirs.drain()
 	if l, _ := listDir(dir); l.mark&markDotGitDir == 0 {
 		t.Fatalf("a new .git was missed: %+v", l)
 	}
-	st, _ := os.Lstat(dir)
-	if _, ok := dirs.get(dir, mustKey(t, dir), st.ModTime()); ok {
+	if f := findRepos([]string{dir}, nil, nil); len(f.dotGitDirs) != 1 {
+		t.Fatalf("findRepos: %+v", f)
+	}
+	os.Remove(dir + "/.git")
+	if f := findRepos([]string{dir}, nil, nil); len(f.dotGitDirs) != 0 {
+		t.Fatalf("findRepos after the .git went: %+v", f)
+	}
+
+	// Without a watch: the directory's time.
+	var c dirCache
+	key := mustKey(t, dir)
+	old := time.Now().Add(-time.Hour)
+	c.put(dir, key, old, time.Now(), -1, dirListing{mark: markGitdir})
+	if l, ok := c.get(dir, key, old); !ok || l.mark != markGitdir {
+		t.Fatal("a listing of a directory unchanged for an hour was not kept")
+	}
+	if _, ok := c.get(dir, key, old.Add(time.Nanosecond)); ok {
+		t.Fatal("a listing outlived a change of the directory's time")
+	}
+	if _, ok := c.get(dir, fileKey{key.dev, key.ino + 1}, old); ok {
+		t.Fatal("a listing outlived its inode")
+	}
+	now := time.Now()
+	c.put(dir, key, now, now, -1, dirListing{})
+	if _, ok := c.get(dir, key, now); ok {
 		t.Fatal("a listing read right after a change was trusted")
 	}
 }

@@ -51,6 +51,9 @@ type dirListing struct {
 
 // listDir reads dir (through the cache, see dirCache).
 func listDir(dir string) (dirListing, error) {
+	if l, ok := dirs.watched(dir); ok {
+		return l, nil
+	}
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return dirListing{}, err
@@ -60,6 +63,12 @@ func listDir(dir string) (dirListing, error) {
 		if l, ok := dirs.get(dir, key, fi.ModTime()); ok {
 			return l, nil
 		}
+	}
+	// Watched before it is read: a change after the watch is an event, one
+	// before it is in what is read.
+	wd := -1
+	if cacheable {
+		wd = dirs.watch(dir)
 	}
 	readAt := time.Now()
 	entries, err := os.ReadDir(dir)
@@ -96,7 +105,7 @@ func listDir(dir string) (dirListing, error) {
 		l.mark |= markGitdir
 	}
 	if cacheable {
-		dirs.put(dir, key, fi.ModTime(), readAt, l)
+		dirs.put(dir, key, fi.ModTime(), readAt, wd, l)
 	}
 	return l, nil
 }
@@ -104,23 +113,30 @@ func listDir(dir string) (dirListing, error) {
 // fileKey identifies a directory's inode.
 type fileKey struct{ dev, ino uint64 }
 
-// dirCache keeps the listings of directories by path, each valid while
-// the directory is the same inode with the same modification time: a
-// directory's time changes whenever an entry is made, removed or renamed
-// in it. A time can lag behind a change made within the same clock tick
-// (file times are coarse), so a listing read within racyWindow of the
-// directory's last change is never trusted (git's "racily clean" rule).
-// Its zero value is ready for use.
+// dirCache keeps the listings of directories by path. Where the kernel
+// reports changes (inotify, see dirWatcher), a listing stands until an
+// entry of the directory is made, removed or renamed, or the directory
+// itself goes: the event drops it, and findRepos takes in every event
+// queued before it starts. Elsewhere a listing stands while the
+// directory is the same inode with the same modification time, which
+// changes with every such change; as a time can lag behind a change made
+// within the same clock tick (file times are coarse), a listing read
+// within racyWindow of the directory's last change is never trusted
+// there (git's "racily clean" rule). Its zero value is ready for use.
 type dirCache struct {
-	// mu guards m.
+	// mu guards the fields below.
 	mu sync.Mutex
 	m  map[string]cachedDir
+	// w reports changes; paths names each watch's directory.
+	w     dirWatcher
+	paths map[int]string
 }
 
 type cachedDir struct {
 	key     fileKey
 	mtime   time.Time
 	trusted bool
+	wd      int // the directory's watch, -1 for none
 	l       dirListing
 }
 
@@ -132,6 +148,59 @@ const (
 
 var dirs dirCache
 
+// watched returns the listing of a watched directory, valid until an
+// event says otherwise (see drain).
+func (c *dirCache) watched(dir string) (dirListing, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[dir]
+	if !ok || e.wd < 0 {
+		return dirListing{}, false
+	}
+	return e.l, true
+}
+
+// watch asks the kernel to report changes to dir; -1 when it cannot.
+func (c *dirCache) watch(dir string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.paths) >= dirCacheMax {
+		return -1
+	}
+	wd := c.w.add(dir)
+	if wd >= 0 {
+		if c.paths == nil {
+			c.paths = map[int]string{}
+		}
+		c.paths[wd] = dir
+	}
+	return wd
+}
+
+// drain takes in the changes reported so far: each drops the listing of
+// the directory it happened in; an overflowed queue drops them all.
+func (c *dirCache) drain() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.w.read(func(wd int, gone, overflow bool) {
+		if overflow {
+			clear(c.m)
+			return
+		}
+		p, ok := c.paths[wd]
+		if !ok {
+			return
+		}
+		delete(c.m, p)
+		if gone {
+			// The directory went, or moved: its watch no longer tells
+			// about the path.
+			c.w.remove(wd)
+			delete(c.paths, wd)
+		}
+	})
+}
+
 func (c *dirCache) get(dir string, key fileKey, mtime time.Time) (dirListing, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -142,13 +211,13 @@ func (c *dirCache) get(dir string, key fileKey, mtime time.Time) (dirListing, bo
 	return e.l, true
 }
 
-func (c *dirCache) put(dir string, key fileKey, mtime, readAt time.Time, l dirListing) {
+func (c *dirCache) put(dir string, key fileKey, mtime, readAt time.Time, wd int, l dirListing) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= dirCacheMax {
 		c.m = map[string]cachedDir{}
 	}
-	c.m[dir] = cachedDir{key: key, mtime: mtime, trusted: readAt.Sub(mtime) > racyWindow, l: l}
+	c.m[dir] = cachedDir{key: key, mtime: mtime, trusted: readAt.Sub(mtime) > racyWindow, wd: wd, l: l}
 }
 
 // gitFound is what the search of the writable roots found.
@@ -172,6 +241,7 @@ type gitFound struct {
 // in gitSkip or skip (unreadable paths: nothing can be made in them).
 func findRepos(roots, tmp, skip []string) gitFound {
 	var f gitFound
+	dirs.drain()
 	type item struct {
 		path  string
 		depth int

@@ -221,7 +221,11 @@ func Describe(s Status, p policy.Sandbox, plan Plan) string {
 	if p.Network {
 		net = "on"
 	}
-	fmt.Fprintf(&b, "mode in force: %s, network %s, required %v\n", p.Mode, net, p.Required)
+	git := ""
+	if p.Mode == policy.ModeWorkspaceWrite {
+		git = ", git " + plan.Git
+	}
+	fmt.Fprintf(&b, "mode in force: %s, network %s%s, required %v\n", p.Mode, net, git, p.Required)
 	missing := s.Missing(plan)
 	switch {
 	case !plan.Enforced():

@@ -194,6 +194,51 @@ func TestApplyWorkspaceWrite(t *testing.T) {
 	})
 }
 
+// TestApplyGit: with a mount namespace, a repository commits and its
+// hooks and config stay read-only; the folders on the way to a nested
+// repository's cannot be moved, yet renames across them work (the pins
+// are buried). Without one, the repository is read-only whole.
+func TestApplyGit(t *testing.T) {
+	sandboxtest.Require(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is needed")
+	}
+	layers(t, func(t *testing.T, isolate bool) {
+		e := newEnv(t)
+		os.RemoveAll(e.ws + "/.git")
+		git := func(dir string, args ...string) {
+			t.Helper()
+			cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v %s", args, err, out)
+			}
+		}
+		git(e.ws, "init", "-q")
+		git(e.ws, "commit", "-q", "--allow-empty", "-m", "base")
+		if err := os.MkdirAll(e.ws+"/lib/deep/nested", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		git(e.ws+"/lib/deep/nested", "init", "-q")
+		plan := e.plan(t, nil)
+		commit := "git -c user.name=t -c user.email=t@t commit -q --allow-empty -m inside && git log --format=%s -1"
+		refused := []string{
+			"echo pwned > .git/hooks/pre-commit", "echo '[core]' >> .git/config",
+			"echo pwned > lib/deep/nested/.git/hooks/pre-commit", "mv lib/deep lib/deep2", "mv lib lib2",
+		}
+		for _, cmd := range refused {
+			mustFail(t, e.run(t, plan, isolate, cmd, "GIT_CONFIG_NOSYSTEM=1"), cmd)
+		}
+		r := e.run(t, plan, isolate, commit, "GIT_CONFIG_NOSYSTEM=1")
+		if !isolate {
+			mustFail(t, r, commit)
+			return
+		}
+		mustPass(t, r, commit, "inside")
+		mustPass(t, e.run(t, plan, isolate, "mv lib/keep.txt src/ && mv src/keep.txt lib/deep/ && ln lib/deep/keep.txt src/k && echo moved"), "rename across pinned folders", "moved")
+	})
+}
+
 // TestApplyReadOnlyFiles: the policy file and the audit log stay as they
 // are inside a writable root, and so do the folders on the way to them.
 func TestApplyReadOnlyFiles(t *testing.T) {

@@ -47,8 +47,10 @@ type gitSurvey struct {
 	makeFiles []string // absent files to make (empty) so that they can be covered
 	hookDirs  []string // directories git takes hooks from
 	notes     []string
-	// items are what makes git run a program (see GitState).
+	// items are what makes git run a program (see GitState); noted are
+	// the configuration files whose entries are in it.
 	items map[string]string
+	noted map[string]bool
 	// global is the user's own configuration (~/.gitconfig and
 	// ~/.config/git/config), which every repository reads.
 	global []gitEntry
@@ -57,7 +59,7 @@ type gitSurvey struct {
 }
 
 func newGitSurvey(roots []string, home string, commit bool) *gitSurvey {
-	s := &gitSurvey{roots: roots, home: home, commit: commit, seen: map[string]bool{}, items: map[string]string{}}
+	s := &gitSurvey{roots: roots, home: home, commit: commit, seen: map[string]bool{}, items: map[string]string{}, noted: map[string]bool{}}
 	if home != "" {
 		xdg := os.Getenv("XDG_CONFIG_HOME")
 		if xdg == "" {
@@ -65,6 +67,7 @@ func newGitSurvey(roots []string, home string, commit bool) *gitSurvey {
 		}
 		for _, f := range []string{filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig")} {
 			s.readConfig(f, 0, func(file string, e gitEntry) {
+				s.entry(file, e, "")
 				s.global = append(s.global, e)
 				if !slices.Contains(s.globalFiles, file) {
 					s.globalFiles = append(s.globalFiles, file)
@@ -73,6 +76,7 @@ func newGitSurvey(roots []string, home string, commit bool) *gitSurvey {
 		}
 		for _, f := range s.globalFiles {
 			s.keep(f)
+			s.noted[f] = true
 		}
 		// A relative core.hooksPath of the global configuration is each
 		// repository's (applied in configs); an absolute one is here.
@@ -107,18 +111,28 @@ func (s *gitSurvey) keepExisting(p string) {
 	}
 }
 
-// keepDir keeps the directory p, making it first (empty) when it is
-// absent and its parent exists, so that a mount can cover it.
+// keepDir keeps the directory p, making it first (empty, with the
+// folders missing on the way) when it is absent, so that a mount can
+// cover it.
 func (s *gitSurvey) keepDir(p string) {
 	if !s.inRoots(p) || p == "" {
 		return
 	}
-	if _, err := os.Lstat(p); err != nil {
-		if !isDir(filepath.Dir(p)) {
-			return
+	// The folders missing on the way from the nearest one that exists,
+	// inside the writable root, are made in order.
+	var missing []string
+	for d := p; s.inRoots(d); d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
 		}
-		if !slices.Contains(s.makeDirs, p) {
-			s.makeDirs = append(s.makeDirs, p)
+		missing = append(missing, d)
+		if slices.Contains(s.roots, d) {
+			return // a root that does not exist
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if !slices.Contains(s.makeDirs, missing[i]) {
+			s.makeDirs = append(s.makeDirs, missing[i])
 		}
 	}
 	s.keep(p)
@@ -318,13 +332,18 @@ func (s *gitSurvey) configs(g, common, w string, local []gitEntry) {
 			hooksPath = e.value
 		}
 	}
+	var read []string
 	for _, f := range files {
 		s.readConfig(f, 0, func(file string, e gitEntry) {
 			if e.key == "core.hookspath" {
 				hooksPath = e.value
 			}
 			s.entry(file, e, base)
+			read = append(read, file)
 		})
+	}
+	for _, f := range read {
+		s.noted[f] = true
 	}
 	if hooksPath != "" {
 		dir := resolvePath(hooksPath, base, s.home)
@@ -338,20 +357,21 @@ func (s *gitSurvey) entry(file string, e gitEntry, base string) {
 	if !runsProgram(e.key, e.value) {
 		return
 	}
-	key := file + ": " + e.key
-	for i := 2; ; i++ {
-		if _, dup := s.items[key]; !dup {
-			break
+	if !s.noted[file] {
+		// Each file's entries are noted once, however many worktrees
+		// read it; the same key twice in a file is told apart by its rank.
+		key := file + ": " + e.key
+		for i := 2; ; i++ {
+			if _, dup := s.items[key]; !dup {
+				break
+			}
+			key = fmt.Sprintf("%s: %s (#%d)", file, e.key, i)
 		}
-		key = fmt.Sprintf("%s: %s (#%d)", file, e.key, i)
+		s.items[key] = e.value
 	}
-	s.items[key] = e.value
-	switch e.key {
-	case "core.hookspath", "include.path":
-		return // handled as directories and files of their own
-	}
-	if strings.HasPrefix(e.key, "includeif.") {
-		return
+	switch {
+	case base == "", e.key == "core.hookspath", e.key == "include.path", strings.HasPrefix(e.key, "includeif."):
+		return // directories and files of their own, or nothing to resolve from
 	}
 	for _, word := range strings.Fields(strings.TrimPrefix(strings.TrimSpace(e.value), "!")) {
 		word = strings.Trim(word, `"'`)
@@ -374,7 +394,10 @@ func (s *gitSurvey) hooksPath(dir string) {
 	if filepath.Base(dir) == "_" {
 		dir = filepath.Dir(dir)
 	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+		if s.inRoots(dir) {
+			s.notes = append(s.notes, fmt.Sprintf("the hooks folder %s goes through a symbolic link: a mount cannot cover a link, so a command can point it elsewhere (where it points now is covered)", dir))
+		}
 		dir = real
 	}
 	if !slices.Contains(s.hookDirs, dir) {

@@ -195,6 +195,22 @@ func TestCompileGitGlobalHooksPath(t *testing.T) {
 	}
 }
 
+// TestCompileGitHooksPathMissing: a core.hooksPath that does not exist
+// yet is made, with the folders on the way, so that it can be covered.
+func TestCompileGitHooksPathMissing(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.git(t, "", "config", "core.hooksPath", "tools/git/hooks")
+	plan := g.plan(t, nil)
+	want := []string{g.ws + "/tools", g.ws + "/tools/git", g.ws + "/tools/git/hooks"}
+	if !slices.Equal(plan.MakeDirs, want) {
+		t.Errorf("made %v, want %v", plan.MakeDirs, want)
+	}
+	if !slices.Contains(plan.Protected, g.ws+"/tools/git/hooks") {
+		t.Errorf("not protected: %v", plan.Protected)
+	}
+}
+
 // TestCompileGitWorktreeWorkspace: a workspace that is a linked worktree
 // commits into its gitdir and the common directory, outside it: both get
 // commit-level access, when the gitdir names the workspace back.
@@ -282,8 +298,16 @@ func TestGitState(t *testing.T) {
 	if news := before.Since(GitState{}); len(news) != 1 || !strings.Contains(news[0], ".git/hooks/pre-commit") {
 		t.Fatalf("the host's own hook: %v", news)
 	}
+	g.git(t, "", "config", "alias.lint", "!sh tools/lint.sh")
+	before = watch()
 	if news := watch().Since(before); len(news) != 0 {
 		t.Fatalf("nothing changed, yet: %v", news)
+	}
+	// Everyday work reports nothing: a linked worktree added reads the
+	// same configuration.
+	g.git(t, "", "worktree", "add", "-q", "wt")
+	if news := watch().Since(before); len(news) != 0 {
+		t.Fatalf("a worktree was added, and: %v", news)
 	}
 	g.repo(t, "made")
 	g.write(t, "made/.git/hooks/post-checkout", "#!/bin/sh\n", 0o755)

@@ -26,7 +26,8 @@
 //     [ApprovalOnRequest], [ApprovalNever]) and the prompt channel.
 //   - [Sandbox] — [ModeReadOnly], [ModeWorkspaceWrite] or
 //     [ModeDangerFullAccess], network, writable roots, protected and
-//     unreadable paths; see [DefaultSandbox].
+//     unreadable paths, and what commands may change in git repositories
+//     ([GitCommit] or [GitReadOnly]); see [DefaultSandbox].
 //   - [Rule] — an argv prefix ([Alternatives] per word) with a decision
 //     ([DecisionAllow], [DecisionPrompt], [DecisionForbid]); the approval
 //     package matches them.

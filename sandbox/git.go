@@ -31,8 +31,9 @@ import (
 // extensions.worktreeConfig is on, and a file made where a configuration
 // includes one that does not exist. A gitdir without hooks/ gets an empty
 // one (as git init makes it), one without config an empty config, and an
-// absent core.hooksPath directory whose parent exists an empty one, so
-// that they can be covered.
+// absent core.hooksPath directory an empty one (with the folders on the
+// way), so that they can be covered. A .git or a hooks folder reached
+// through a symbolic link is noted: a mount cannot cover a link.
 
 // gitSurvey describes the repositories under the writable roots.
 type gitSurvey struct {

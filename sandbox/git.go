@@ -50,8 +50,9 @@ type gitSurvey struct {
 	notes     []string
 	// items are what makes git run a program (see GitState); noted are
 	// the configuration files whose entries are in it.
-	items map[string]string
-	noted map[string]bool
+	items  map[string]string
+	noted  map[string]bool
+	parsed map[string][]gitEntry
 	// global is the user's own configuration (~/.gitconfig and
 	// ~/.config/git/config), which every repository reads.
 	global []gitEntry
@@ -60,7 +61,7 @@ type gitSurvey struct {
 }
 
 func newGitSurvey(roots []string, home string, commit bool) *gitSurvey {
-	s := &gitSurvey{roots: roots, home: home, commit: commit, seen: map[string]bool{}, items: map[string]string{}, noted: map[string]bool{}}
+	s := &gitSurvey{roots: roots, home: home, commit: commit, seen: map[string]bool{}, items: map[string]string{}, noted: map[string]bool{}, parsed: map[string][]gitEntry{}}
 	if home != "" {
 		xdg := os.Getenv("XDG_CONFIG_HOME")
 		if xdg == "" {
@@ -226,7 +227,7 @@ func (s *gitSurvey) repo(g, w string) {
 			s.items[filepath.Join(g, "commondir")+" points to"] = named
 		}
 	}
-	local := readGitConfig(filepath.Join(common, "config"))
+	local := s.parse(filepath.Join(common, "config"))
 	if w == "" {
 		// A submodule's gitdir names its work tree.
 		src := local
@@ -415,8 +416,7 @@ func (s *gitSurvey) readConfig(path string, depth int, each func(file string, e 
 	if depth > 10 {
 		return
 	}
-	entries := readGitConfig(path)
-	for _, e := range entries {
+	for _, e := range s.parse(path) {
 		each(path, e)
 		if e.key == "include.path" || strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path") {
 			inc := resolvePath(e.value, filepath.Dir(path), s.home)
@@ -427,6 +427,16 @@ func (s *gitSurvey) readConfig(path string, depth int, each func(file string, e 
 			s.readConfig(inc, depth+1, each)
 		}
 	}
+}
+
+// parse reads a configuration file once per survey.
+func (s *gitSurvey) parse(path string) []gitEntry {
+	if e, ok := s.parsed[path]; ok {
+		return e
+	}
+	e := readGitConfig(path)
+	s.parsed[path] = e
+	return e
 }
 
 // readGitdirFile reads a .git file ("gitdir: PATH") and resolves PATH;

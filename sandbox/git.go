@@ -264,8 +264,11 @@ func (s *gitSurvey) repo(g, w string) {
 	// with a .git file in its work tree.
 	if ids, err := os.ReadDir(filepath.Join(g, "worktrees")); err == nil {
 		for i, id := range ids {
-			if i == 64 || !id.IsDir() {
+			if i == 256 {
 				break
+			}
+			if !id.IsDir() {
+				continue
 			}
 			admin := filepath.Join(g, "worktrees", id.Name())
 			if s.commit {

@@ -123,6 +123,9 @@ type sandboxOpts struct {
 	// extraFiles are inherited by the server from fd 3 on, as a careless
 	// caller's open descriptors would be.
 	extraFiles []*os.File
+	// setup runs after the home and the workspace (a fresh repository)
+	// are made, before the server starts.
+	setup func(t *testing.T, home, ws string)
 }
 
 func newSandboxEnvWith(t *testing.T, o sandboxOpts) *sandboxEnv {
@@ -153,6 +156,9 @@ func newSandboxEnvWith(t *testing.T, o sandboxOpts) *sandboxEnv {
 		t.Fatalf("git init: %v %s", err, out)
 	}
 	os.Symlink("/etc", ws+"/etc-link")
+	if o.setup != nil {
+		o.setup(t, home, ws)
+	}
 	args := []string{}
 	if policyText != "" {
 		pf := filepath.Join(root, "policy.toml")
@@ -194,7 +200,8 @@ func escapeWorkspaceWrite(t *testing.T) {
 		{"nested shells", "bash -c 'bash -c \"touch /etc/ue-escape\"'"},
 		{"git hook", "mkdir -p .git/hooks && echo 'echo pwned' > .git/hooks/pre-commit"},
 		{"git config", "echo '[core]' >> .git/config"},
-		{"remove .git", "rm -rf .git"},
+		{"remove .git's hooks", "rm -rf .git/hooks"},
+		{"remove .git's config", "rm -f .git/config"},
 		{"rename .git", "mv .git git-moved"},
 		{"read ssh key", "cat $HOME/.ssh/id_rsa"},
 		{"read aws", "cat $HOME/.aws/credentials"},

@@ -97,4 +97,21 @@ func TestRefusingHost(t *testing.T) {
 	if !strings.Contains(out, "Landlock and seccomp alone") {
 		t.Errorf("no note that only Landlock and seccomp apply: %s", out)
 	}
+
+	// Git: without a mount namespace, git = "commit" falls back to a
+	// read-only repository, and says so.
+	repo := filepath.Join(dir, "repo")
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	os.Chmod(repo, 0o777)
+	out, _ = runRefusing(t, dir, "--policy", lax, "sandbox", "status", "--workspace", repo)
+	if !strings.Contains(out, `git = "commit" falls back to "read-only"`) {
+		t.Errorf("sandbox status does not say what git falls back to:\n%s", out)
+	}
+	out, code = runRefusing(t, repo, "--policy", lax, "--workspace", repo, "--", "sh", "-c",
+		"git -c user.name=a -c user.email=a@a commit -q --allow-empty -m x && echo COMMITTED; echo pwned > .git/hooks/pre-commit && echo PLANTED; echo '[core]' >> .git/config && echo CONFIGURED; echo done")
+	if code != 0 || !strings.Contains(out, "done") || strings.Contains(out, "COMMITTED") || strings.Contains(out, "PLANTED") || strings.Contains(out, "CONFIGURED") {
+		t.Errorf("git without a mount namespace: exit %d: %s", code, out)
+	}
 }

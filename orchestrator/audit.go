@@ -13,7 +13,7 @@ import (
 // event is one line of the audit log.
 type event struct {
 	Time       string `json:"time"`
-	Event      string `json:"event"` // decision, answer, approved, refused, spawn, denial, retry-question, retry, exit, running
+	Event      string `json:"event"` // decision, answer, approved, refused, spawn, denial, retry-question, retry, exit, running, git
 	Session    int    `json:"session,omitempty"`
 	Command    string `json:"command"`
 	Cwd        string `json:"cwd"`
@@ -28,6 +28,9 @@ type event struct {
 	Retry      bool   `json:"retry,omitempty"`
 	ExitCode   *int   `json:"exit_code,omitempty"`
 	DurationMS int64  `json:"duration_ms,omitempty"`
+	// Git lists what appeared in a repository that makes git run a
+	// program (event git).
+	Git []string `json:"git,omitempty"`
 }
 
 // auditLog appends one JSON line per event. A nil log writes nothing.

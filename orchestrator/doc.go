@@ -18,6 +18,16 @@
 // [Orchestrator.Log]), so the audit log has an exit line for every
 // command. A host uses this package and never the engine itself.
 //
+// # Git
+//
+// After each command (and each write_stdin), what in the git
+// repositories under the writable roots would make the host's git run a
+// program is compared with what was there before (sandbox.GitState): a
+// hook, a setting that runs a program, a commondir that appeared is
+// reported in the response, on the wrapper's stderr and in the audit log
+// (event "git"), so that a person learns of it before running git there.
+// The plans of later commands cover the repository it is in.
+//
 // # The invariant
 //
 // Nothing runs without the sandbox unless the policy gives every command

@@ -143,6 +143,7 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 	if err != nil {
 		return nil, err
 	}
+	resp.Notes = append(resp.Notes, o.gitCheck(ev)...)
 	a := &attempt{Mode: mode, Sandboxed: sandboxed, Exited: resp.ExitCode != nil, Output: resp.Output, resp: resp, notes: notes}
 	if a.Exited {
 		a.Code, a.Quick = *resp.ExitCode, true

@@ -68,6 +68,8 @@ type Orchestrator struct {
 	// readOnly are the policy file and the audit log: read-only for
 	// commands even inside a writable root.
 	readOnly []string
+	// git is what made git run a program when last looked at.
+	git gitWatch
 }
 
 // New returns an Orchestrator for cfg. It fails when the audit log is

@@ -270,6 +270,7 @@ func (o *Orchestrator) approve(ctx context.Context, p approval.Prompter, areq ap
 // that say how it runs when the policy allows less than the whole
 // sandbox (required = false).
 func (o *Orchestrator) sandboxFor(sp policy.Sandbox, mode string) (sb *unifiedexec.Sandbox, sandboxed bool, notes []string, err error) {
+	o.gitBaseline()
 	if mode == policy.ModeDangerFullAccess {
 		return nil, false, nil, nil
 	}

@@ -148,6 +148,9 @@ func (o *Orchestrator) stream(ctx context.Context, req RunRequest, pol *policy.P
 	if err != nil {
 		return nil, err
 	}
+	for _, n := range o.gitCheck(ev) {
+		note(n)
+	}
 	return &attempt{
 		Mode: mode, Sandboxed: sandboxed, Exited: true, Code: res.Code,
 		// Timed from the command's own start, not from before a question.

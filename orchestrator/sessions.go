@@ -56,10 +56,19 @@ func (o *Orchestrator) backgroundExit(id, code int, last []string) {
 // Write is write_stdin: input to a session, and its output since.
 func (o *Orchestrator) Write(ctx context.Context, req unifiedexec.WriteRequest) (*unifiedexec.Response, error) {
 	r, err := o.m.Write(ctx, req)
-	if err == nil && r.ExitCode != nil {
+	if err != nil {
+		return r, err
+	}
+	o.sessMu.Lock()
+	ev := o.sessions[req.SessionID].ev
+	o.sessMu.Unlock()
+	if r.ExitCode != nil {
 		o.ended(req.SessionID, *r.ExitCode, "")
 	}
-	return r, err
+	// A session that went on running may have written there since.
+	ev.Session, ev.Decision, ev.By, ev.Rule, ev.Answer, ev.Denial, ev.Retry = req.SessionID, "", "", 0, "", "", false
+	r.Notes = append(r.Notes, o.gitCheck(ev)...)
+	return r, nil
 }
 
 // Kill is kill_session: it ends a session's whole tree.

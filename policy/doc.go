@@ -26,7 +26,8 @@
 //     [ApprovalOnRequest], [ApprovalNever]) and the prompt channel.
 //   - [Sandbox] — [ModeReadOnly], [ModeWorkspaceWrite] or
 //     [ModeDangerFullAccess], network, writable roots, protected and
-//     unreadable paths; see [DefaultSandbox].
+//     unreadable paths, and what commands may change in git repositories
+//     ([GitCommit] or [GitReadOnly]); see [DefaultSandbox].
 //   - [Network] — the network mode ([NetworkOff], [NetworkAllowlist],
 //     [NetworkOn]; [Policy.NetworkMode] also reads the old spelling,
 //     [Sandbox] network) and the allow and deny host entries

@@ -162,7 +162,7 @@ func Parse(data []byte, source string) (*Policy, error) {
 var knownKeys = map[string][]string{
 	"":         {"approval", "sandbox", "network", "rule", "env", "limits", "audit"},
 	"approval": {"mode", "prompt"},
-	"sandbox":  {"mode", "network", "writable_roots", "exclude_slash_tmp", "exclude_tmpdir_env_var", "protected", "deny_read", "required"},
+	"sandbox":  {"mode", "network", "writable_roots", "exclude_slash_tmp", "exclude_tmpdir_env_var", "protected", "deny_read", "git", "required"},
 	"network":  {"mode", "allow", "deny", "ask"},
 	"rule":     {"pattern", "decision", "reason", "sandbox"},
 	"env":      {"inherit", "exclude", "set"},
@@ -308,6 +308,7 @@ func (p *Policy) validate(loc *locator) Errors {
 	oneOf("approval", "mode", p.Approval.Mode, ApprovalUntrusted, ApprovalOnFailure, ApprovalOnRequest, ApprovalNever)
 	oneOf("approval", "prompt", p.Approval.Prompt, "auto", "tty", "deny")
 	oneOf("sandbox", "mode", p.Sandbox.Mode, ModeReadOnly, ModeWorkspaceWrite, ModeDangerFullAccess)
+	oneOf("sandbox", "git", p.Sandbox.Git, GitCommit, GitReadOnly)
 	oneOf("env", "inherit", p.Env.Inherit, "all", "core", "none")
 	for _, g := range p.Env.Exclude {
 		if _, err := path.Match(strings.TrimPrefix(g, "!"), ""); err != nil {

@@ -107,6 +107,7 @@ func TestParseErrorLines(t *testing.T) {
 		{"env bad glob", "[env]\nexclude = [\"[\"]\n", `p.toml:2: env.exclude: bad glob "["`},
 		{"prompt enum", "[approval]\nprompt = \"email\"\n", `p.toml:2: approval.prompt: "email" is not one of auto, tty, deny`},
 		{"sandbox enum", "[sandbox]\nmode = \"strict\"\n", `p.toml:2: sandbox.mode: "strict" is not one of`},
+		{"git enum", "[sandbox]\ngit = \"writable\"\n", `p.toml:2: sandbox.git: "writable" is not one of commit, read-only`},
 		{"inherit enum", "[env]\ninherit = \"some\"\n", `p.toml:2: env.inherit: "some" is not one of all, core, none`},
 		{"buffer range", "[limits]\noutput_buffer_bytes = 10\n", `p.toml:2: limits.output_buffer_bytes: 10 is out of range`},
 		{"tokens range", "[limits]\nmax_output_tokens = 0\n", `p.toml:2: limits.max_output_tokens`},

@@ -52,12 +52,28 @@ type Sandbox struct {
 	Protected []string `toml:"protected"`
 	// DenyRead are paths ("~/" expands to $HOME) that cannot be read.
 	DenyRead []string `toml:"deny_read"`
+	// Git is how much of the git repositories inside writable roots
+	// commands may change: [GitCommit] or [GitReadOnly].
+	Git string `toml:"git"`
 	// Required refuses to run when the sandbox cannot be enforced.
 	Required bool `toml:"required"`
 }
 
+// Values of [Sandbox] Git.
+const (
+	// GitCommit: what git writes for everyday work (index, objects, refs,
+	// logs, HEAD) is writable; what makes git run a program (hooks/,
+	// config, config.worktree, the directory core.hooksPath names, ...)
+	// stays read-only, in every repository under the writable roots.
+	GitCommit = "commit"
+	// GitReadOnly: every repository under the writable roots is
+	// read-only whole.
+	GitReadOnly = "read-only"
+)
+
 // DefaultProtected are the names kept read-only inside writable roots.
-var DefaultProtected = []string{".git", ".agents", ".codex"}
+// Git repositories are kept by [Sandbox] Git, not by this list.
+var DefaultProtected = []string{".agents", ".codex"}
 
 // DefaultDenyRead are the secret stores that sandboxed commands cannot
 // read: keys, cloud and registry credentials, the agents' own (Codex,
@@ -79,6 +95,7 @@ var DefaultDenyRead = []string{
 func DefaultSandbox() Sandbox {
 	return Sandbox{
 		Mode:      ModeWorkspaceWrite,
+		Git:       GitCommit,
 		Protected: append([]string(nil), DefaultProtected...),
 		DenyRead:  append([]string(nil), DefaultDenyRead...),
 		Required:  true,

@@ -105,13 +105,16 @@ func ownMountNamespace() bool {
 // mountLayer builds the command's view of the file system in this
 // (private) mount namespace, in this order:
 //
+//  0. The absent hooks folders and git configuration files of the plan
+//     (MakeDirs, MakeFiles) are made, empty, so that they can be covered.
 //  1. Every mount read-only, but the writable roots and /dev/shm, which
 //     are attached again read-write, nosuid and nodev (readOnlyRoot):
 //     Landlock governs writing files, not chmod, chown, utimes or xattrs.
-//  2. The read-only files (the policy file in use, the audit log) bound
-//     read-only over themselves, and the folders between their writable
-//     root and them pinned (protectFile).
-//  3. Each protected path bound read-only over itself.
+//  2. The folders between a writable root and each read-only file or
+//     protected path pinned (pin): none of them can be moved or removed,
+//     so no pointer to a protected path can be sent to a planted copy.
+//  3. The read-only files (the policy file in use, the audit log) and the
+//     protected paths bound read-only over themselves.
 //  4. Each unreadable path inside a writable root, and each socket of an
 //     agent or a service, covered.
 //
@@ -119,15 +122,16 @@ func ownMountNamespace() bool {
 // back into its working directory afterwards (reenterWorkdir): the one
 // it holds is the folder under the mounts.
 func mountLayer(plan Plan) error {
+	makeEmpty(plan.MakeDirs, true)
+	makeEmpty(plan.MakeFiles, false)
 	if err := readOnlyRoot(plan.WritableRoots); err != nil {
 		return err
 	}
-	for _, f := range plan.ReadOnlyFiles {
-		if err := protectFile(plan.WritableRoots, f); err != nil {
-			return err
-		}
+	kept := dedupe(slices.Concat(plan.ReadOnlyFiles, plan.Protected))
+	if err := pin(plan.WritableRoots, kept); err != nil {
+		return err
 	}
-	for _, p := range plan.Protected {
+	for _, p := range kept {
 		if err := bindReadOnly(p, p); err != nil {
 			return err
 		}
@@ -206,36 +210,90 @@ func readOnlyRoot(roots []string) error {
 	return nil
 }
 
-// protectFile makes a file inside a writable root read-only, and pins the
-// folders between the root and it by binding each over itself: a mount
-// point can be neither renamed nor removed (EBUSY), so the file cannot be
-// swapped for another by moving a folder away and making a new one in its
-// place. The file itself, a mount point too, can be neither removed,
-// renamed, nor linked elsewhere (EXDEV). Files outside the writable roots
-// are read-only already.
-func protectFile(roots []string, file string) error {
-	root := ""
-	for _, r := range roots {
-		if within(file, r) {
-			root = r
+// makeEmpty makes each absent directory (or file), empty, with its
+// parent's owner (as root, for another user's repository). The parent is
+// reached without following symbolic links: a command cannot have one
+// made elsewhere by swapping a folder for a link.
+func makeEmpty(paths []string, dirs bool) {
+	for _, d := range paths {
+		parent, err := unix.Openat2(unix.AT_FDCWD, filepath.Dir(d), &unix.OpenHow{
+			Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS,
+		})
+		if err != nil {
+			continue // gone, or a link since the plan was made: bindReadOnly skips it
 		}
-	}
-	if root == "" {
-		return nil
-	}
-	var dirs []string
-	for d := filepath.Dir(file); d != root && within(d, root); d = filepath.Dir(d) {
-		dirs = append(dirs, d)
-	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := unix.Mount(dirs[i], dirs[i], "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			if errors.Is(err, unix.ENOENT) {
-				return nil // gone since the plan was made
+		name := filepath.Base(d)
+		if dirs {
+			err = unix.Mkdirat(parent, name, 0o755)
+		} else {
+			var fd int
+			fd, err = unix.Openat(parent, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+			if err == nil {
+				unix.Close(fd)
 			}
-			return fmt.Errorf("mount: pinning %q: %w", dirs[i], err)
+		}
+		if err == nil {
+			var st unix.Stat_t
+			if unix.Fstat(parent, &st) == nil && int(st.Uid) != os.Geteuid() {
+				unix.Fchownat(parent, name, int(st.Uid), int(st.Gid), unix.AT_SYMLINK_NOFOLLOW)
+			}
+		}
+		unix.Close(parent)
+	}
+}
+
+// pin makes the folders between each writable root and each kept path
+// mount points, which can be neither renamed nor removed (EBUSY), so
+// that no folder on the way to a protected path can be moved away and
+// made again with a planted copy inside. The pins are then buried: the
+// root's tree as it was before them is attached over it, so lookups never
+// cross them and renames and links across those folders work as before;
+// a mount point anywhere in the namespace is still one for rename(2) and
+// rmdir(2). Kept paths outside the writable roots are read-only already.
+func pin(roots, kept []string) error {
+	pins := map[string][]string{}
+	for _, k := range kept {
+		root := ""
+		for _, r := range roots {
+			if within(k, r) {
+				root = r
+			}
+		}
+		if root == "" {
+			continue
+		}
+		for d := filepath.Dir(k); d != root && within(d, root); d = filepath.Dir(d) {
+			if !slices.Contains(pins[root], d) {
+				pins[root] = append(pins[root], d)
+			}
 		}
 	}
-	return bindReadOnly(file, file)
+	for _, root := range roots {
+		dirs := pins[root]
+		if len(dirs) == 0 {
+			continue
+		}
+		slices.Sort(dirs) // parents first
+		view, err := unix.OpenTree(unix.AT_FDCWD, root, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue
+			}
+			return fmt.Errorf("mount: cloning writable root %q: %w", root, err)
+		}
+		for _, d := range dirs {
+			if err := unix.Mount(d, d, "", unix.MS_BIND|unix.MS_REC, ""); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) {
+				unix.Close(view)
+				return fmt.Errorf("mount: pinning %q: %w", d, err)
+			}
+		}
+		err = unix.MoveMount(view, "", unix.AT_FDCWD, root, unix.MOVE_MOUNT_F_EMPTY_PATH)
+		unix.Close(view)
+		if err != nil {
+			return fmt.Errorf("mount: attaching writable root %q over its pins: %w", root, err)
+		}
+	}
+	return nil
 }
 
 // reenterWorkdir goes into the working directory again by its path,

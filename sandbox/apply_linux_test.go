@@ -132,18 +132,20 @@ func TestApplyWorkspaceWrite(t *testing.T) {
 			"echo '[core]' >> .git/config",
 			"mv src/evil-hook .git/hooks/post-checkout",
 			"ln src/evil-hook .git/hooks/post-merge",
-			"rm -rf .git",
+			"rm -rf .git/hooks",
 			"mv .git git-moved",
 			"cat $HOME/.ssh/id_rsa",
 			"ls $HOME/.ssh",
 			"ls $HOME",
 		}
+		if !isolate {
+			// Without a mount namespace git = "commit" falls back to a
+			// read-only repository.
+			refused = append(refused, "echo x > .git/index", "rm -rf .git")
+		}
 		for _, cmd := range refused {
 			r := e.run(t, plan, isolate, cmd)
 			mustFail(t, r, cmd)
-			if isolate && cmd == "mv .git git-moved" {
-				continue // EBUSY (a mount point), not a message DetectDenial knows
-			}
 			if denied, _ := sandbox.DetectDenial(true, r.Code, r.Output); !denied {
 				t.Errorf("%q: refusal not recognised as a denial: %q", cmd, r.Output)
 			}
@@ -173,14 +175,67 @@ func TestApplyWorkspaceWrite(t *testing.T) {
 		for _, c := range allowed {
 			mustPass(t, e.run(t, plan, isolate, c.cmd), c.cmd, c.want)
 		}
+		// What git writes for everyday work: only the mount layer allows
+		// it while keeping hooks/ and config read-only.
+		r := e.run(t, plan, isolate, "echo x > .git/index.lock && mv .git/index.lock .git/index && mkdir -p .git/refs/heads && echo ok")
+		if isolate {
+			mustPass(t, r, "write the index", "ok")
+		} else {
+			mustFail(t, r, "write the index")
+		}
 		// New entries directly in the workspace: only the mount layer can
 		// allow them while keeping .git read-only.
-		r := e.run(t, plan, isolate, "touch top-level.txt && echo created")
+		r = e.run(t, plan, isolate, "touch top-level.txt && echo created")
 		if isolate {
 			mustPass(t, r, "touch top-level.txt", "created")
 		} else {
 			mustFail(t, r, "touch top-level.txt")
 		}
+	})
+}
+
+// TestApplyGit: with a mount namespace, a repository commits and its
+// hooks and config stay read-only; the folders on the way to a nested
+// repository's cannot be moved, yet renames across them work (the pins
+// are buried). Without one, the repository is read-only whole.
+func TestApplyGit(t *testing.T) {
+	sandboxtest.Require(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is needed")
+	}
+	layers(t, func(t *testing.T, isolate bool) {
+		e := newEnv(t)
+		os.RemoveAll(e.ws + "/.git")
+		git := func(dir string, args ...string) {
+			t.Helper()
+			cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v %s", args, err, out)
+			}
+		}
+		git(e.ws, "init", "-q")
+		git(e.ws, "commit", "-q", "--allow-empty", "-m", "base")
+		if err := os.MkdirAll(e.ws+"/lib/deep/nested", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		git(e.ws+"/lib/deep/nested", "init", "-q")
+		plan := e.plan(t, nil)
+		commit := "git -c user.name=t -c user.email=t@t commit -q --allow-empty -m inside && git log --format=%s -1"
+		refused := []string{
+			"echo pwned > .git/hooks/pre-commit", "echo '[core]' >> .git/config",
+			"echo pwned > lib/deep/nested/.git/hooks/pre-commit", "mv lib/deep lib/deep2", "mv lib lib2",
+		}
+		for _, cmd := range refused {
+			mustFail(t, e.run(t, plan, isolate, cmd, "GIT_CONFIG_NOSYSTEM=1"), cmd)
+		}
+		r := e.run(t, plan, isolate, commit, "GIT_CONFIG_NOSYSTEM=1")
+		if !isolate {
+			mustFail(t, r, commit)
+			return
+		}
+		mustPass(t, r, commit, "inside")
+		mustPass(t, e.run(t, plan, isolate, "mv lib/keep.txt src/ && mv src/keep.txt lib/deep/ && ln lib/deep/keep.txt src/k && echo moved"), "rename across pinned folders", "moved")
 	})
 }
 
@@ -254,7 +309,10 @@ func TestApplyReadOnly(t *testing.T) {
 func TestApplyTmp(t *testing.T) {
 	sandboxtest.Require(t)
 	e := newEnv(t)
-	// Nothing to carve around: the test tree (with its .git) is in /tmp.
+	// Nothing to carve around: the test tree is in /tmp.
+	if err := os.RemoveAll(e.ws + "/.git"); err != nil {
+		t.Fatal(err)
+	}
 	plan := e.plan(t, func(p *policy.Sandbox) { p.ExcludeSlashTmp = false; p.DenyRead = nil; p.Protected = nil })
 	mustPass(t, e.run(t, plan, false, "f=$(mktemp /tmp/ue-XXXXXX) && echo t > $f && cat $f && rm $f"), "mktemp", "t")
 }

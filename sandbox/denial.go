@@ -18,8 +18,11 @@ import (
 //     coreutils, Python, Go, Node, Rust, Java and git put the message:
 //     - the message is one of "Operation not permitted" (EPERM: seccomp,
 //     scoping), "Permission denied" (EACCES: Landlock), "Read-only file
-//     system" (EROFS: protected paths), "Invalid cross-device link"
-//     (EXDEV: Landlock refusing a rename or link), "Bad system call";
+//     system" (EROFS: protected paths), "Device or resource busy" (EBUSY:
+//     a pinned folder or a protected file, a mount point, which git config
+//     meets when it renames its lock over .git/config), "Invalid
+//     cross-device link" (EXDEV: Landlock refusing a rename or link), "Bad
+//     system call";
 //     - it starts the line (after indentation) or follows ": ", "] "
 //     (Python's "[Errno 13] "), " - " (bash's kill) or "(" (Java, apt);
 //     - it ends the line or is followed by one of : , . ; ) ' " ’ or by
@@ -69,7 +72,7 @@ func DetectDenial(sandboxed bool, exitCode int, output string) (denied bool, why
 }
 
 var (
-	errnoRe = regexp.MustCompile(`(?i)(?:^|: |\] | - |\()(?:operation not permitted|permission denied|read-only file system|invalid cross-device link|bad system call)(?:$|[:,.;)'"’]| \(os error \d+\)| \(core dumped\))`)
+	errnoRe = regexp.MustCompile(`(?i)(?:^|: |\] | - |\()(?:operation not permitted|permission denied|read-only file system|device or resource busy|invalid cross-device link|bad system call)(?:$|[:,.;)'"’]| \(os error \d+\)| \(core dumped\))`)
 	reprRe  = regexp.MustCompile(`\(\d+, '(?:Operation not permitted|Permission denied|Read-only file system)'\)`)
 	namedRe = regexp.MustCompile(`(?i)\b(?:blocked|denied|refused|killed|prevented) by (?:the )?(?:seccomp|landlock)\b|\bseccomp-bpf failure\b`)
 	// remoteRe are refusals by a remote peer, which name their own cause.

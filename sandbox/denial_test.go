@@ -27,6 +27,8 @@ func TestDetectDenial(t *testing.T) {
 		{"git index lock", true, 128, "fatal: Unable to create '/repo/.git/index.lock': Permission denied\n", true},
 		{"git prefixed", true, 128, "git: fatal: Unable to create '/repo/.git/index.lock': Permission denied\n", true},
 		{"git config lock", true, 255, "error: could not lock config file .git/config: Permission denied\n", true},
+		{"git config pinned", true, 4, "error: could not write config file .git/config: Device or resource busy\n", true},
+		{"mv pinned", true, 1, "mv: cannot move 'nested' to 'nested-old': Device or resource busy\n", true},
 		{"go open", true, 1, "open /etc/x: permission denied\n", true},
 		{"node", true, 1, "Error: EACCES: permission denied, open '/etc/x'\n    at Object.openSync (node:fs:596:3)\n", true},
 		{"java", true, 1, "java.io.FileNotFoundException: /etc/x (Permission denied)\n", true},

@@ -18,8 +18,9 @@
 //     (/dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/shm)
 //     and the terminals.
 //   - workspace-write: also write the workspace, writable_roots, /tmp and
-//     $TMPDIR, except the protected paths (.git, .agents, .codex by
-//     default), which stay read-only.
+//     $TMPDIR, except the protected paths (.agents, .codex by default)
+//     and, in every git repository there, what makes git run a program
+//     (see Git below), which stay read-only.
 //   - danger-full-access: no sandbox ([Plan.Enforced] is false).
 //
 // The network is off unless the policy says network = true: seccomp then
@@ -44,11 +45,29 @@
 //
 // In the command's mount namespace everything but the writable roots and
 // /dev/shm is read-only (Landlock does not govern chmod, chown, utimes or
-// xattrs), and those are nosuid and nodev; the files of
-// [Plan.ReadOnlyFiles] (the policy file, the audit log) are bound
-// read-only with the folders on the way to them pinned. Without a mount
-// namespace, metadata outside the writable roots stays changeable where
-// the user may change it.
+// xattrs), and those are nosuid and nodev; the protected paths and the
+// files of [Plan.ReadOnlyFiles] (the policy file, the audit log) are
+// bound read-only with the folders on the way to them pinned: made mount
+// points, which cannot be renamed or removed (EBUSY), then buried under
+// the root's own tree, so that renames and links across them still work.
+// Without a mount namespace, metadata outside the writable roots stays
+// changeable where the user may change it.
+//
+// # Git
+//
+// [Compile] searches every writable root for git repositories (bounded:
+// [GitScanDepth] and [GitScanDirs], [GitScanTmpDepth] and
+// [GitScanTmpDirs] for /tmp and $TMPDIR; cached, and on Linux kept
+// current by inotify): .git folders and files, bare repositories, their
+// submodules and linked worktrees. With [sandbox] git = "commit" what git
+// writes for everyday work stays writable ([Plan.GitDirs]) and what
+// makes git run a program is protected: hooks/, config, config.worktree,
+// commondir and gitdir files, worktree and submodule pointers, the
+// directory core.hooksPath names, included configuration files and the
+// programs configuration names by path. With "read-only", and without a
+// mount namespace, each repository is read-only whole. A name that does
+// not exist cannot be covered by a mount: [GitState] tells what makes
+// git run a program, so that a caller can report what a command added.
 //
 // # Host support
 //

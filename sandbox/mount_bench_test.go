@@ -26,12 +26,29 @@ func BenchmarkCompile(b *testing.B) {
 // BenchmarkMountLayer builds the command's mount namespace of the default
 // plan on a fresh thread, as ApplyThread does, and retires the thread.
 func BenchmarkMountLayer(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("mounts need root (or a user namespace)")
-	}
 	plan, err := Compile(policy.DefaultSandbox(), b.TempDir())
 	if err != nil {
 		b.Fatal(err)
+	}
+	benchMountLayer(b, plan)
+}
+
+// BenchmarkMountLayerRepo is the same for the workspace of
+// BenchmarkCompileRepo (four repositories and a submodule: their hooks and
+// config bound, the folders on the way pinned), without /tmp.
+func BenchmarkMountLayerRepo(b *testing.B) {
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	plan, err := Compile(p, benchRepoTree(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchMountLayer(b, plan)
+}
+
+func benchMountLayer(b *testing.B, plan Plan) {
+	if os.Geteuid() != 0 {
+		b.Skip("mounts need root (or a user namespace)")
 	}
 	for b.Loop() {
 		errc := make(chan error, 1)

@@ -86,6 +86,20 @@ type Plan struct {
 	// none can be renamed; without one, Write is carved around them. See
 	// [Plan.AddReadOnlyFiles].
 	ReadOnlyFiles []string `json:"read_only_files,omitempty"`
+	// Git is the [sandbox] git setting in force: "commit" or "read-only".
+	Git string `json:"git,omitempty"`
+	// GitDirs are the gitdirs and common directories of the repositories
+	// found inside writable roots (resolved). With git = "commit" they
+	// are writable in a mount namespace but for their Protected paths
+	// (hooks/, config, ...), and carved whole, so read-only, without one.
+	GitDirs []string `json:"git_dirs,omitempty"`
+	// MakeDirs are absent directories git would take hooks from (a
+	// gitdir's hooks/, the directory a core.hooksPath names): Apply makes
+	// each, empty, before the mounts, so that it can be covered.
+	MakeDirs []string `json:"make_dirs,omitempty"`
+	// MakeFiles are absent files git would read as configuration (a
+	// gitdir's config): Apply makes each, empty, for the same reason.
+	MakeFiles []string `json:"make_files,omitempty"`
 	// Sockets are the existing Unix sockets (or directories of them)
 	// through which a command could act outside the sandbox: the user's
 	// agents and the host's services (see serviceSockets). Landlock does
@@ -110,6 +124,11 @@ type Plan struct {
 
 	// Notes are limitations a reader of the plan should know.
 	Notes []string `json:"notes,omitempty"`
+
+	// uncarved are the git paths in /tmp and $TMPDIR that Write is not
+	// carved around (see Compile); Write is computed before the plan
+	// travels.
+	uncarved []string
 }
 
 // Enforced reports whether the plan restricts anything: false only for
@@ -142,7 +161,7 @@ func Unmarshal(b []byte) (Plan, error) {
 			}
 		}
 	}
-	for _, list := range [][]string{p.WritableRoots, p.Protected, p.DenyRead, p.ReadOnlyFiles, p.Sockets} {
+	for _, list := range [][]string{p.WritableRoots, p.Protected, p.DenyRead, p.ReadOnlyFiles, p.Sockets, p.GitDirs, p.MakeDirs, p.MakeFiles} {
 		for _, s := range list {
 			if !filepath.IsAbs(s) {
 				return Plan{}, fmt.Errorf("sandbox: plan names a relative path %q", s)
@@ -205,13 +224,21 @@ func (p Plan) String() string {
 		b.WriteString("writable roots: none\n")
 	}
 	paths("writable roots", p.WritableRoots)
+	paths("git repositories (git = commit: writable but for their protected paths; git = read-only: protected whole)", p.GitDirs)
 	paths("protected (read-only inside writable roots)", p.Protected)
+	paths("made empty before the command, so that a mount covers them (hooks folders)", p.MakeDirs)
+	paths("made empty before the command, so that a mount covers them (git configuration)", p.MakeFiles)
 	paths("read-only files inside writable roots (the policy file, the audit log)", p.ReadOnlyFiles)
 	paths("unreadable", p.DenyRead)
 	paths("sockets of agents and services, covered in the mount namespace (unreachable)", p.Sockets)
 	grants("read grants", p.Read)
 	if len(p.WritableRoots) > 0 {
-		b.WriteString("write, in a mount namespace: the writable roots whole (nosuid, nodev), everything else mounted read-only; protected paths and read-only files bind-mounted read-only; unreadable paths inside them covered by empty mounts\n")
+		b.WriteString("write, in a mount namespace: the writable roots whole (nosuid, nodev), everything else mounted read-only; protected paths and read-only files bind-mounted read-only, the folders on the way to them pinned (they cannot be moved or removed); unreadable paths inside them covered by empty mounts\n")
+		if p.Git == policy.GitCommit {
+			b.WriteString("git: commit (everyday writes to the repositories; hooks, config and what they name read-only); without a mount namespace, read-only\n")
+		} else if p.Git != "" {
+			b.WriteString("git: read-only (each repository whole)\n")
+		}
 		grants("write grants, without a mount namespace", p.Write)
 	}
 	grants("devices", p.Devices)
@@ -249,10 +276,22 @@ var terminals = []string{"/dev/tty", "/dev/ptmx", "/dev/pts"}
 // Protected names are relative to each writable root (absolute and "~/"
 // paths count when inside one). A protected path that does not exist is
 // skipped: Landlock cannot forbid creating it without forbidding every
-// new entry in its parent, and a mount needs something to mount on. So a
-// .git created later (git init) is writable; Plan.Notes says so for the
-// workspace. A .git file ("gitdir: PATH", as in worktrees and
-// submodules) protects PATH and the commondir it names as well.
+// new entry in its parent, and a mount needs something to mount on.
+//
+// Git repositories are searched for below every writable root (at most
+// [GitScanDepth] directories down and [GitScanDirs] directories read per
+// root, breadth first, node_modules not entered; a .git the protected list
+// names is covered wherever it is): .git directories and files, bare
+// repositories, their submodules (modules/) and linked worktrees
+// (worktrees/), and what their configuration names (core.hooksPath,
+// includes, programs by path). With git = "commit" (the default) what
+// makes git run a program in them is Protected, and the gitdirs are
+// GitDirs; with "read-only" each gitdir is Protected whole. When a
+// writable root is a linked worktree or a submodule whose gitdir, outside
+// the roots, names it back, that gitdir and its common directory become
+// writable roots (git = "commit"). A repository made later (git init) is
+// covered by the plans compiled after it; see [GitState] for what the
+// command that made it wrote there.
 //
 // DenyRead paths that do not exist are skipped: there is nothing to
 // protect, but a file created there later is readable.
@@ -273,68 +312,27 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		return Plan{}, err
 	}
 	home := os.Getenv("HOME")
-
-	var roots []string
-	if p.Mode == policy.ModeWorkspaceWrite {
-		roots = append(roots, ws)
-		for _, r := range p.WritableRoots {
-			d, err := realDir(expand(r, home), ws, "writable root")
-			if err != nil {
-				return Plan{}, err
-			}
-			roots = append(roots, d)
-		}
-		if !p.ExcludeSlashTmp {
-			if d, err := realDir("/tmp", ws, "/tmp"); err == nil {
-				roots = append(roots, d)
-			} else {
-				plan.Notes = append(plan.Notes, "/tmp is not writable: "+err.Error())
-			}
-		}
-		if t := os.Getenv("TMPDIR"); t != "" && !p.ExcludeTmpdirEnvVar {
-			if d, err := realDir(t, ws, "$TMPDIR"); err == nil {
-				roots = append(roots, d)
-			} else {
-				plan.Notes = append(plan.Notes, "$TMPDIR is not writable: "+err.Error())
-			}
-		}
+	commit := p.Git != policy.GitReadOnly
+	plan.Git = policy.GitCommit
+	if !commit {
+		plan.Git = policy.GitReadOnly
 	}
-	roots = dedupe(roots)
 
-	// Protected paths, found under every root before nested roots go.
-	var protected, absent []string
+	roots, tmpRoots, notes, err := writableRoots(p, ws, home)
+	if err != nil {
+		return Plan{}, err
+	}
+	plan.Notes = append(plan.Notes, notes...)
+	if commit && len(roots) > 0 {
+		// A workspace that is a linked worktree commits into a gitdir
+		// elsewhere.
+		extra, notes := gitRoots(roots, home)
+		roots = dedupe(append(roots, extra...))
+		plan.Notes = append(plan.Notes, notes...)
+	}
 	inRoots := func(path string) bool {
 		return slices.ContainsFunc(roots, func(r string) bool { return path == r || within(path, r) })
 	}
-	for _, root := range roots {
-		for _, name := range p.Protected {
-			path := expand(name, home)
-			if filepath.IsAbs(path) {
-				if !within(filepath.Clean(path), root) {
-					continue
-				}
-			} else {
-				path = filepath.Join(root, path)
-			}
-			real, err := filepath.EvalSymlinks(path)
-			if err != nil {
-				if root == ws && errors.Is(err, os.ErrNotExist) {
-					absent = append(absent, path)
-				}
-				continue
-			}
-			for _, x := range append([]string{real}, gitdirTargets(real)...) {
-				if inRoots(x) {
-					protected = append(protected, x)
-				}
-			}
-		}
-	}
-	plan.Protected = dedupe(protected)
-	if len(absent) > 0 {
-		plan.Notes = append(plan.Notes, "not protected because absent, and writable if created later (say .git by git init): "+strings.Join(absent, ", "))
-	}
-	plan.WritableRoots = outermost(roots)
 
 	var deny []string
 	for _, d := range p.DenyRead {
@@ -361,6 +359,80 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		deny = append(deny, real)
 	}
 	plan.DenyRead = dedupe(deny)
+
+	// Protected paths, found under every root before nested roots go. A
+	// .git named there is the git survey's to cover.
+	var protected, absent, seeds []string
+	for _, root := range roots {
+		for _, name := range p.Protected {
+			path := expand(name, home)
+			if filepath.IsAbs(path) {
+				if !within(filepath.Clean(path), root) {
+					continue
+				}
+			} else {
+				path = filepath.Join(root, path)
+			}
+			if filepath.Base(path) == ".git" {
+				seeds = append(seeds, path)
+				continue
+			}
+			real, err := filepath.EvalSymlinks(path)
+			if err != nil {
+				if root == ws && errors.Is(err, os.ErrNotExist) {
+					absent = append(absent, path)
+				}
+				continue
+			}
+			if inRoots(real) {
+				protected = append(protected, real)
+			}
+		}
+	}
+	if len(absent) > 0 {
+		plan.Notes = append(plan.Notes, "not protected because absent, and writable if created later: "+strings.Join(absent, ", "))
+	}
+	// Git repositories: every one the host's git may use later.
+	if len(roots) > 0 {
+		var denyIn []string
+		for _, d := range plan.DenyRead {
+			if inRoots(d) {
+				denyIn = append(denyIn, d)
+			}
+		}
+		s := survey(roots, tmpRoots, denyIn, seeds, home, commit)
+		protected = append(protected, s.protect...)
+		// Carved without a mount namespace, a repository in /tmp would
+		// leave /tmp unable to take new entries: those are left to the
+		// report after each command.
+		inTmp := func(x string) bool {
+			return slices.ContainsFunc(tmpRoots, func(t string) bool { return x == t || within(x, t) }) &&
+				!slices.ContainsFunc(roots, func(r string) bool {
+					return !slices.Contains(tmpRoots, r) && (x == r || within(x, r))
+				})
+		}
+		for _, x := range slices.Concat(s.protect, s.gitdirs) {
+			if inTmp(x) {
+				plan.uncarved = append(plan.uncarved, x)
+			}
+		}
+		plan.MakeDirs = dedupe(s.makeDirs)
+		plan.MakeFiles = dedupe(s.makeFiles)
+		if commit {
+			for _, g := range s.gitdirs {
+				if inRoots(g) {
+					plan.GitDirs = append(plan.GitDirs, g)
+				}
+			}
+			plan.GitDirs = dedupe(plan.GitDirs)
+		}
+		plan.Notes = append(plan.Notes, s.notes...)
+		if _, err := os.Lstat(filepath.Join(ws, ".git")); err != nil {
+			plan.Notes = append(plan.Notes, "the workspace holds no git repository: one made later (git init, git clone) is covered from the next command on, and what makes git run a program that a command writes in it is reported after that command")
+		}
+	}
+	plan.Protected = dedupe(protected)
+	plan.WritableRoots = outermost(roots)
 	for _, d := range plan.DenyRead {
 		if slices.ContainsFunc(plan.WritableRoots, func(r string) bool { return r == d || within(r, d) }) {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("unreadable %s holds a writable root: the writable root stays readable", d))
@@ -394,11 +466,50 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	return plan, nil
 }
 
+// writableRoots are the writable directories of p (workspace-write
+// only), resolved and sorted: the workspace, writable_roots, /tmp and
+// $TMPDIR (a missing one of the last two is a note).
+func writableRoots(p policy.Sandbox, ws, home string) (roots, tmp, notes []string, err error) {
+	if p.Mode != policy.ModeWorkspaceWrite {
+		return nil, nil, nil, nil
+	}
+	roots = append(roots, ws)
+	for _, r := range p.WritableRoots {
+		d, err := realDir(expand(r, home), ws, "writable root")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		roots = append(roots, d)
+	}
+	own := slices.Clone(roots)
+	if !p.ExcludeSlashTmp {
+		if d, err := realDir("/tmp", ws, "/tmp"); err == nil {
+			roots = append(roots, d)
+			tmp = append(tmp, d)
+		} else {
+			notes = append(notes, "/tmp is not writable: "+err.Error())
+		}
+	}
+	if t := os.Getenv("TMPDIR"); t != "" && !p.ExcludeTmpdirEnvVar {
+		if d, err := realDir(t, ws, "$TMPDIR"); err == nil {
+			roots = append(roots, d)
+			tmp = append(tmp, d)
+		} else {
+			notes = append(notes, "$TMPDIR is not writable: "+err.Error())
+		}
+	}
+	// tmp: the shared temporary directories, unless one is the
+	// workspace's or a configured root's.
+	tmp = slices.DeleteFunc(tmp, func(t string) bool { return slices.Contains(own, t) })
+	return dedupe(roots), tmp, notes, nil
+}
+
 // carveWrite computes Write: the writable roots carved around the
 // protected, unreadable and read-only paths.
 func (p *Plan) carveWrite() {
 	p.Write = nil
-	excluded := slices.Concat(p.Protected, p.DenyRead, p.ReadOnlyFiles)
+	excluded := slices.DeleteFunc(slices.Concat(p.Protected, p.DenyRead, p.ReadOnlyFiles, p.GitDirs),
+		func(x string) bool { return slices.Contains(p.uncarved, x) })
 	for _, r := range p.WritableRoots {
 		p.Write = append(p.Write, carve(r, excluded, AccessReadWrite)...)
 	}
@@ -619,36 +730,6 @@ func expand(p, home string) string {
 		return filepath.Join(home, p[1:])
 	}
 	return p
-}
-
-// gitdirTargets follows a .git file ("gitdir: PATH") to the repository
-// directory it names and, if that holds a commondir file (worktrees), to
-// the common directory too. It returns nothing for a .git directory.
-func gitdirTargets(dotgit string) []string {
-	st, err := os.Stat(dotgit)
-	if err != nil || !st.Mode().IsRegular() || st.Size() > 4096 {
-		return nil
-	}
-	b, err := os.ReadFile(dotgit)
-	if err != nil {
-		return nil
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-	if !ok {
-		return nil
-	}
-	gitdir := resolveFrom(filepath.Dir(dotgit), strings.TrimSpace(target))
-	if gitdir == "" {
-		return nil
-	}
-	out := []string{gitdir}
-	if c, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
-		if common := resolveFrom(gitdir, strings.TrimSpace(string(c))); common != "" {
-			out = append(out, common)
-		}
-	}
-	return out
 }
 
 // resolveFrom resolves p (relative to dir) through symbolic links; "" if

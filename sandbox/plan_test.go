@@ -205,9 +205,10 @@ func TestCarveCovers(t *testing.T) {
 			t.Errorf("%s not in DenyRead %v", must, plan.DenyRead)
 		}
 	}
+	kept := slices.Concat(plan.Protected, plan.GitDirs)
 	for _, must := range []string{ws + "/.git", ws + "/sub/.git", root + "/gitdirs/main.git/worktrees/wt", root + "/gitdirs/main.git"} {
-		if under(must, plan.WritableRoots) != slices.Contains(plan.Protected, must) {
-			t.Errorf("%s: protected %v, writable roots %v", must, plan.Protected, plan.WritableRoots)
+		if under(must, plan.WritableRoots) != slices.Contains(kept, must) {
+			t.Errorf("%s: protected %v, git %v, writable roots %v", must, plan.Protected, plan.GitDirs, plan.WritableRoots)
 		}
 	}
 	n := 0
@@ -229,8 +230,8 @@ func TestCarveCovers(t *testing.T) {
 		if got := covers(plan.Read, path, AccessRead); got != (!denied && !onPath) {
 			t.Errorf("%s: readable %v; unreadable %v, holds an unreadable path %v", path, got, denied, onPath)
 		}
-		writable := path != ws && within(path, ws) && !denied && !under(path, plan.Protected) &&
-			!slices.ContainsFunc(plan.Protected, func(x string) bool { return within(x, path) })
+		writable := path != ws && within(path, ws) && !denied && !under(path, kept) &&
+			!slices.ContainsFunc(kept, func(x string) bool { return within(x, path) })
 		if got := covers(plan.Write, path, AccessReadWrite); got != writable {
 			t.Errorf("%s: writable %v, want %v", path, got, writable)
 		}
@@ -307,8 +308,8 @@ func TestCompileSymlinkRoot(t *testing.T) {
 	if want := []string{root + "/cache", ws}; !slices.Equal(plan.WritableRoots, want) {
 		t.Fatalf("writable roots %v, want %v", plan.WritableRoots, want)
 	}
-	if !slices.Contains(plan.Protected, ws+"/.git") {
-		t.Fatalf("protected %v", plan.Protected)
+	if !slices.Contains(plan.GitDirs, ws+"/.git") || !slices.Contains(plan.Protected, ws+"/.git/hooks") {
+		t.Fatalf("git %v, protected %v", plan.GitDirs, plan.Protected)
 	}
 }
 
@@ -356,23 +357,21 @@ func TestUnmarshalRejects(t *testing.T) {
 	}
 }
 
-// TestGitdirTargets: a worktree's .git file protects its gitdir and the
-// common directory; a .git directory or a file without gitdir: nothing.
-func TestGitdirTargets(t *testing.T) {
+// TestReadGitdirFile: a .git file names its gitdir, resolved; a .git
+// directory, a plain file or a missing target name nothing.
+func TestReadGitdirFile(t *testing.T) {
 	root, ws := tree(t)
-	got := gitdirTargets(ws + "/sub/.git")
-	want := []string{root + "/gitdirs/main.git/worktrees/wt", root + "/gitdirs/main.git"}
-	if !slices.Equal(got, want) {
-		t.Errorf("got %v, want %v", got, want)
+	if got, want := readGitdirFile(ws+"/sub/.git"), root+"/gitdirs/main.git/worktrees/wt"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
-	if got := gitdirTargets(ws + "/.git"); got != nil {
+	if got := readGitdirFile(ws + "/.git"); got != "" {
 		t.Errorf(".git directory: %v", got)
 	}
-	if got := gitdirTargets(ws + "/README.md"); got != nil {
+	if got := readGitdirFile(ws + "/README.md"); got != "" {
 		t.Errorf("plain file: %v", got)
 	}
 	os.WriteFile(ws+"/lib/.git", []byte("gitdir: ../../nowhere\n"), 0o644)
-	if got := gitdirTargets(ws + "/lib/.git"); got != nil {
+	if got := readGitdirFile(ws + "/lib/.git"); got != "" {
 		t.Errorf("missing gitdir: %v", got)
 	}
 }
@@ -444,8 +443,8 @@ func TestAddReadOnlyFiles(t *testing.T) {
 			t.Errorf("%s is writable without a mount namespace", path)
 		}
 	}
-	if !covers(plan.Write, ws+"/sub", AccessReadWrite) {
-		t.Errorf("%s/sub is no longer writable", ws)
+	if !covers(plan.Write, ws+"/src", AccessReadWrite) {
+		t.Errorf("%s/src is no longer writable", ws)
 	}
 	if !strings.Contains(plan.String(), "read-only files inside writable roots") {
 		t.Errorf("String does not list them:\n%s", plan)

@@ -125,6 +125,9 @@ func (s Status) Degraded(p Plan) []string {
 	if !s.Namespaces && (len(p.Protected) > 0 || hasDenyInside(p)) {
 		d = append(d, "no mount namespace: writable roots are carved around protected and unreadable paths, so no new entry can be created directly in a directory that holds one (the workspace, for .git)")
 	}
+	if !s.Namespaces && p.Git == policy.GitCommit && len(p.WritableRoots) > 0 {
+		d = append(d, "no mount namespace: git = \"commit\" falls back to \"read-only\": each repository in the workspace and writable_roots is carved whole (commits fail there; the folders on the way to one take no new entries), and a linked worktree's gitdir outside them stays read-only; repositories in /tmp and $TMPDIR are not carved (/tmp would take no new entries), so what a command writes there that runs programs is only reported after it")
+	}
 	return d
 }
 
@@ -217,7 +220,11 @@ func Describe(s Status, p policy.Sandbox, plan Plan) string {
 	} else if plan.Egress {
 		net = "allowlist"
 	}
-	fmt.Fprintf(&b, "mode in force: %s, network %s, required %v\n", p.Mode, net, p.Required)
+	git := ""
+	if p.Mode == policy.ModeWorkspaceWrite {
+		git = ", git " + plan.Git
+	}
+	fmt.Fprintf(&b, "mode in force: %s, network %s%s, required %v\n", p.Mode, net, git, p.Required)
 	missing := s.Missing(plan)
 	switch {
 	case !plan.Enforced():

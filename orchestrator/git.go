@@ -1,0 +1,66 @@
+package orchestrator
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/unified-exec/unified-exec/sandbox"
+)
+
+// After each command, what in the git repositories under the writable
+// roots would make the host's git run a program is compared with what
+// was there before (sandbox.GitState). The plan of every command covers
+// the repositories it finds, so a repository made inside (git init, git
+// clone) is read-only where it matters from the next command on; but
+// what the command that made it wrote there, and what no mount can cover
+// (a commondir made where there was none, an included configuration file
+// that was absent), must reach a person before they run git there. It
+// goes into the response (or the wrapper's stderr) and the audit log.
+
+// gitWatch is the git state last seen. Its zero value is ready for use.
+type gitWatch struct {
+	// mu guards the fields below.
+	mu    sync.Mutex
+	known sandbox.GitState
+	taken bool // known holds a state
+}
+
+// gitBaseline takes the state before the first command, once.
+func (o *Orchestrator) gitBaseline() {
+	o.git.mu.Lock()
+	defer o.git.mu.Unlock()
+	if o.git.taken {
+		return
+	}
+	if st, err := sandbox.WatchGit(o.pol.Sandbox, o.ws); err == nil {
+		o.git.known, o.git.taken = st, true
+	}
+}
+
+// gitCheck looks at the state now, reports what appeared or changed
+// since the last look (an audit line, and the note it returns), and keeps
+// it as the state to compare with next.
+func (o *Orchestrator) gitCheck(ev event) []string {
+	st, err := sandbox.WatchGit(o.pol.Sandbox, o.ws)
+	if err != nil {
+		return nil
+	}
+	o.git.mu.Lock()
+	var news []string
+	if o.git.taken {
+		news = st.Since(o.git.known)
+	}
+	o.git.known, o.git.taken = st, true
+	o.git.mu.Unlock()
+	if len(news) == 0 {
+		return nil
+	}
+	ev.Event, ev.Git = "git", news
+	o.audit.write(ev)
+	return []string{gitNote(news)}
+}
+
+// gitNote says what appeared, for the model and the person.
+func gitNote(news []string) string {
+	return "Git: this appeared in a repository under the writable roots and makes git run a program there, as the user, outside the sandbox; check it before running git in that repository: " + strings.Join(news, "; ") + "."
+}

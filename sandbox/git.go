@@ -1,0 +1,694 @@
+package sandbox
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/unified-exec/unified-exec/policy"
+)
+
+// Git repositories inside the writable roots.
+//
+// What git writes for everyday work — the index, objects, refs, logs,
+// HEAD, the state of a merge, a rebase or a stash — is data. What makes
+// the host's git run a program is not: the hooks; the configuration
+// (core.hooksPath, core.fsmonitor, aliases, filters, diff and merge
+// drivers, include paths, see runsProgram); the pointers that say where
+// those are (a gitdir's commondir, a worktree's gitdir file, the .git
+// file of a worktree or a submodule); and what the configuration names by
+// path (the directory core.hooksPath names, an included file, a filter's
+// script). A gitSurvey finds the repositories a host's git may later use
+// and lists those paths, which the plan keeps read-only (git = "commit"),
+// or keeps each repository read-only whole (git = "read-only").
+//
+// A name that does not exist cannot be covered by a mount, so what git
+// would read there is made, empty, where git itself makes it or nobody
+// sees it: a gitdir's hooks/ (as git init makes it) and config, a
+// config.worktree where extensions.worktreeConfig is on, an included
+// configuration file inside a gitdir, and the directory core.hooksPath
+// names (with the folders on the way). Two things are reported rather
+// than prevented (see GitState): a commondir made in a gitdir that had
+// none (an empty one would break git), and a file made in the work tree
+// where the configuration includes one that does not exist. A .git or a hooks folder reached
+// through a symbolic link is noted: a mount cannot cover a link.
+
+// gitSurvey describes the repositories under the writable roots.
+type gitSurvey struct {
+	roots  []string
+	home   string
+	commit bool // git = "commit": fine-grained; else each repository whole
+
+	seen      map[string]bool
+	gitdirs   []string // gitdirs and common directories found
+	protect   []string // paths to keep read-only
+	makeDirs  []string // absent directories to make so that they can be covered
+	makeFiles []string // absent files to make (empty) so that they can be covered
+	hookDirs  []string // directories git takes hooks from
+	notes     []string
+	// items are what makes git run a program (see GitState); noted are
+	// the configuration files whose entries are in it.
+	items  map[string]string
+	noted  map[string]bool
+	parsed map[string][]gitEntry
+	// global is the user's own configuration (~/.gitconfig and
+	// ~/.config/git/config), which every repository reads.
+	global []gitEntry
+	// globalFiles are the files of global, includes included.
+	globalFiles []string
+}
+
+func newGitSurvey(roots []string, home string, commit bool) *gitSurvey {
+	s := &gitSurvey{roots: roots, home: home, commit: commit, seen: map[string]bool{}, items: map[string]string{}, noted: map[string]bool{}, parsed: map[string][]gitEntry{}}
+	if home != "" {
+		xdg := os.Getenv("XDG_CONFIG_HOME")
+		if xdg == "" {
+			xdg = filepath.Join(home, ".config")
+		}
+		for _, f := range []string{filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig")} {
+			s.readConfig(f, 0, func(file string, e gitEntry) {
+				s.entry(file, e, "")
+				s.global = append(s.global, e)
+				if !slices.Contains(s.globalFiles, file) {
+					s.globalFiles = append(s.globalFiles, file)
+				}
+			})
+		}
+		for _, f := range s.globalFiles {
+			s.keep(f)
+			s.noted[f] = true
+		}
+		// A relative core.hooksPath of the global configuration is each
+		// repository's (applied in configs); an absolute one is here.
+		for _, e := range s.global {
+			if e.key == "core.hookspath" {
+				if p := expand(e.value, home); filepath.IsAbs(p) {
+					s.hooksPath(filepath.Clean(p))
+				}
+			}
+		}
+	}
+	return s
+}
+
+// inRoots reports whether p is a writable root or inside one.
+func (s *gitSurvey) inRoots(p string) bool {
+	return slices.ContainsFunc(s.roots, func(r string) bool { return p == r || within(p, r) })
+}
+
+// keep adds p to the paths kept read-only, when it lies in a writable
+// root (everything else is read-only already).
+func (s *gitSurvey) keep(p string) {
+	if p != "" && s.inRoots(p) && !slices.Contains(s.protect, p) {
+		s.protect = append(s.protect, p)
+	}
+}
+
+// keepExisting keeps p when it exists.
+func (s *gitSurvey) keepExisting(p string) {
+	if _, err := os.Lstat(p); err == nil {
+		s.keep(p)
+	}
+}
+
+// keepDir keeps the directory p, making it first (empty, with the
+// folders missing on the way) when it is absent, so that a mount can
+// cover it.
+func (s *gitSurvey) keepDir(p string) {
+	if !s.inRoots(p) || p == "" {
+		return
+	}
+	// The folders missing on the way from the nearest one that exists,
+	// inside the writable root, are made in order.
+	var missing []string
+	for d := p; s.inRoots(d); d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if slices.Contains(s.roots, d) {
+			return // a root that does not exist
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if !slices.Contains(s.makeDirs, missing[i]) {
+			s.makeDirs = append(s.makeDirs, missing[i])
+		}
+	}
+	s.keep(p)
+}
+
+// keepFile keeps the file p, making it first (empty) when it is absent
+// and its parent exists, so that a mount can cover it.
+func (s *gitSurvey) keepFile(p string) {
+	if !s.inRoots(p) {
+		return
+	}
+	if _, err := os.Lstat(p); err != nil {
+		if !isDir(filepath.Dir(p)) {
+			return
+		}
+		if !slices.Contains(s.makeFiles, p) {
+			s.makeFiles = append(s.makeFiles, p)
+		}
+	}
+	s.keep(p)
+}
+
+// found takes what findRepos found.
+func (s *gitSurvey) found(f gitFound) {
+	for _, d := range f.dotGitDirs {
+		s.repo(d[0], d[1])
+	}
+	for _, p := range f.pointers {
+		s.pointer(p)
+	}
+	for _, b := range f.bare {
+		// A gitdir that is a writable root of its own (a linked
+		// worktree's common directory, see gitRoots) is a .git folder.
+		s.repo(b, mainWorktree(b))
+	}
+	for _, l := range f.links {
+		s.notes = append(s.notes, fmt.Sprintf("%s is a symbolic link: a mount cannot cover a link, so a command can point it elsewhere (the repository it names now is covered)", l))
+		if t, err := filepath.EvalSymlinks(l); err == nil {
+			if st, err := os.Stat(t); err == nil && st.IsDir() {
+				s.repo(t, filepath.Dir(l))
+			}
+		}
+	}
+	for _, r := range f.truncated {
+		s.notes = append(s.notes, fmt.Sprintf("the search for git repositories in %s stopped at its bound: repositories it did not reach are not covered", r))
+	}
+}
+
+// seed covers a .git the policy names (protected = ["vendor/x/.git"]),
+// wherever it lies.
+func (s *gitSurvey) seed(p string) {
+	st, err := os.Lstat(p)
+	switch {
+	case err != nil:
+	case st.IsDir():
+		s.repo(p, filepath.Dir(p))
+	case st.Mode().IsRegular():
+		s.pointer(p)
+	default:
+		if t, err := filepath.EvalSymlinks(p); err == nil {
+			s.repo(t, filepath.Dir(p))
+		}
+	}
+}
+
+// pointer covers a .git file and the repository it names.
+func (s *gitSurvey) pointer(p string) {
+	s.keep(p)
+	target := readGitdirFile(p)
+	if target != "" && looksLikeGitdir(target) {
+		s.repo(target, filepath.Dir(p))
+	}
+}
+
+// repo covers the gitdir g whose work tree is w ("" for a bare
+// repository, or unknown), its common directory, its worktrees and its
+// submodules.
+func (s *gitSurvey) repo(g, w string) {
+	if s.seen[g] {
+		return
+	}
+	s.seen[g] = true
+	s.gitdirs = append(s.gitdirs, g)
+	common := g
+	if named := commondirOf(g, s.home); named != "" {
+		if isDir(named) {
+			common = named
+		}
+		if named != expectedCommon(g) {
+			s.items[filepath.Join(g, "commondir")+" points to"] = named
+		}
+	}
+	local := s.parse(filepath.Join(common, "config"))
+	if w == "" {
+		// A submodule's gitdir names its work tree.
+		src := local
+		if common != g {
+			src = readGitConfig(filepath.Join(g, "config.worktree"))
+		}
+		if wt := lastValue(src, "core.worktree"); wt != "" {
+			w = resolvePath(wt, g, s.home)
+		}
+	}
+	if s.commit {
+		for _, name := range []string{"config", "config.worktree", "commondir", "gitdir"} {
+			s.keepExisting(filepath.Join(g, name))
+		}
+		if common == g && (looksLikeGitdir(g) || filepath.Base(g) == ".git") {
+			// git reads both if they appear: they are made (empty) to be
+			// covered.
+			s.keepDir(filepath.Join(g, "hooks"))
+			s.keepFile(filepath.Join(g, "config"))
+		}
+	} else {
+		s.keep(g)
+	}
+	if common != g {
+		s.repo(common, mainWorktree(common))
+	}
+	s.configs(g, common, w, local)
+	if common != g {
+		return
+	}
+	s.hookDirs = append(s.hookDirs, filepath.Join(g, "hooks"))
+	// The repository's linked worktrees: their own gitdirs here, each
+	// with a .git file in its work tree.
+	if ids, err := os.ReadDir(filepath.Join(g, "worktrees")); err == nil {
+		for i, id := range ids {
+			if i == 256 {
+				break
+			}
+			if !id.IsDir() {
+				continue
+			}
+			admin := filepath.Join(g, "worktrees", id.Name())
+			if s.commit {
+				for _, name := range []string{"config.worktree", "commondir", "gitdir"} {
+					s.keepExisting(filepath.Join(admin, name))
+				}
+			}
+			wt := ""
+			if dotgit := readLine(filepath.Join(admin, "gitdir")); dotgit != "" {
+				dotgit = resolvePath(dotgit, admin, s.home)
+				wt = filepath.Dir(dotgit)
+				if st, err := os.Lstat(dotgit); err == nil && st.Mode().IsRegular() {
+					s.keep(dotgit)
+				}
+			}
+			s.seen[admin] = true
+			s.gitdirs = append(s.gitdirs, admin)
+			if named := commondirOf(admin, s.home); named != "" && named != g {
+				s.items[filepath.Join(admin, "commondir")+" points to"] = named
+			}
+			s.configs(admin, g, wt, local)
+		}
+	}
+	// Its submodules' gitdirs (names may hold slashes: modules/lib/x).
+	s.modules(filepath.Join(g, "modules"), 0)
+}
+
+// modules covers the gitdirs below dir, a modules/ folder.
+func (s *gitSurvey) modules(dir string, depth int) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || depth > 4 {
+		return
+	}
+	for i, e := range entries {
+		if i == 256 {
+			break
+		}
+		if !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if looksLikeGitdir(p) {
+			s.repo(p, "")
+		} else {
+			s.modules(p, depth+1)
+		}
+	}
+}
+
+// configs covers what the configuration of gitdir g (common directory
+// common, work tree w) names: the directory core.hooksPath names, the
+// files it includes, core.fsmonitor's program and the other programs it
+// names by path; and notes what in it runs programs.
+func (s *gitSurvey) configs(g, common, w string, local []gitEntry) {
+	base := w
+	if base == "" {
+		base = g
+	}
+	var files []string
+	files = append(files, filepath.Join(common, "config"))
+	if isGitTrue(lastValue(local, "extensions.worktreeconfig")) {
+		// git reads it if it appears: it is made (empty) to be covered.
+		files = append(files, filepath.Join(g, "config.worktree"))
+		if s.commit {
+			s.keepFile(filepath.Join(g, "config.worktree"))
+		}
+	}
+	hooksPath := ""
+	for _, e := range s.global {
+		if e.key == "core.hookspath" {
+			hooksPath = e.value
+		}
+	}
+	var read []string
+	for _, f := range files {
+		s.readConfig(f, 0, func(file string, e gitEntry) {
+			if e.key == "core.hookspath" {
+				hooksPath = e.value
+			}
+			s.entry(file, e, base)
+			read = append(read, file)
+		})
+	}
+	for _, f := range read {
+		s.noted[f] = true
+	}
+	if hooksPath != "" {
+		dir := resolvePath(hooksPath, base, s.home)
+		s.hooksPath(dir)
+	}
+}
+
+// entry notes a configuration entry that runs a program, and keeps the
+// files its value names by path.
+func (s *gitSurvey) entry(file string, e gitEntry, base string) {
+	if !runsProgram(e.key, e.value) {
+		return
+	}
+	if !s.noted[file] {
+		// Each file's entries are noted once, however many worktrees
+		// read it; the same key twice in a file is told apart by its rank.
+		key := file + ": " + e.key
+		for i := 2; ; i++ {
+			if _, dup := s.items[key]; !dup {
+				break
+			}
+			key = fmt.Sprintf("%s: %s (#%d)", file, e.key, i)
+		}
+		s.items[key] = e.value
+	}
+	switch {
+	case base == "", e.key == "core.hookspath", e.key == "include.path", strings.HasPrefix(e.key, "includeif."):
+		return // directories and files of their own, or nothing to resolve from
+	}
+	for _, word := range strings.Fields(strings.TrimPrefix(strings.TrimSpace(e.value), "!")) {
+		word = strings.Trim(word, `"'`)
+		if !strings.Contains(word, "/") || strings.HasPrefix(word, "-") {
+			continue
+		}
+		p := resolvePath(word, base, s.home)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				s.keep(real)
+			}
+		}
+	}
+}
+
+// hooksPath covers the directory a core.hooksPath names. One named "_"
+// is husky's (9 and later): its hooks run the scripts one level up
+// (.husky/pre-commit), so the parent is covered whole.
+func (s *gitSurvey) hooksPath(dir string) {
+	if filepath.Base(dir) == "_" {
+		dir = filepath.Dir(dir)
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+		if s.inRoots(dir) {
+			s.notes = append(s.notes, fmt.Sprintf("the hooks folder %s goes through a symbolic link: a mount cannot cover a link, so a command can point it elsewhere (where it points now is covered)", dir))
+		}
+		dir = real
+	}
+	if !slices.Contains(s.hookDirs, dir) {
+		s.hookDirs = append(s.hookDirs, dir)
+	}
+	s.keepDir(dir)
+}
+
+// readConfig parses the configuration file path and the files it
+// includes (at most 10 deep, as git), calling each with every entry. The
+// files themselves are kept, included ones too: an include names a file
+// git reads as configuration.
+func (s *gitSurvey) readConfig(path string, depth int, each func(file string, e gitEntry)) {
+	if depth > 10 {
+		return
+	}
+	for _, e := range s.parse(path) {
+		each(path, e)
+		if e.key == "include.path" || strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path") {
+			inc := resolvePath(e.value, filepath.Dir(path), s.home)
+			if real, err := filepath.EvalSymlinks(inc); err == nil {
+				inc = real
+			}
+			if s.inGitdir(inc) {
+				s.keepFile(inc) // made, empty, where nobody sees it
+			} else {
+				s.keep(inc) // absent: reported if it appears (see GitState)
+			}
+			s.readConfig(inc, depth+1, each)
+		}
+	}
+}
+
+// inGitdir reports whether p lies in a gitdir already found.
+func (s *gitSurvey) inGitdir(p string) bool {
+	return slices.ContainsFunc(s.gitdirs, func(g string) bool { return within(p, g) })
+}
+
+// parse reads a configuration file once per survey.
+func (s *gitSurvey) parse(path string) []gitEntry {
+	if e, ok := s.parsed[path]; ok {
+		return e
+	}
+	e := readGitConfig(path)
+	s.parsed[path] = e
+	return e
+}
+
+// readGitdirFile reads a .git file ("gitdir: PATH") and resolves PATH;
+// "" when it is no such file.
+func readGitdirFile(dotgit string) string {
+	st, err := os.Stat(dotgit)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > 4096 {
+		return ""
+	}
+	target, ok := strings.CutPrefix(readLine(dotgit), "gitdir:")
+	if !ok {
+		return ""
+	}
+	return resolveFrom(filepath.Dir(dotgit), strings.TrimSpace(target))
+}
+
+// readLine returns the first line of a small file, trimmed; "" if none.
+func readLine(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var b [4096]byte
+	n, _ := io.ReadFull(f, b[:])
+	line, _, _ := strings.Cut(string(b[:n]), "\n")
+	return strings.TrimSpace(line)
+}
+
+// looksLikeGitdir reports whether dir holds a HEAD and objects/ (or a
+// commondir file, for a worktree's gitdir).
+func looksLikeGitdir(dir string) bool {
+	if st, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	if isDir(filepath.Join(dir, "objects")) {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(dir, "commondir"))
+	return err == nil
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// commondirOf is the directory g's commondir file names (resolved
+// when it exists), "" when g has none.
+func commondirOf(g, home string) string {
+	c := readLine(filepath.Join(g, "commondir"))
+	if c == "" {
+		return ""
+	}
+	if r := resolveFrom(g, c); r != "" {
+		return r
+	}
+	return resolvePath(c, g, home)
+}
+
+// expectedCommon is the common directory git itself gives gitdir g: the
+// repository's for a linked worktree's (X/worktrees/ID), g's own
+// otherwise.
+func expectedCommon(g string) string {
+	if filepath.Base(filepath.Dir(g)) == "worktrees" {
+		return filepath.Dir(filepath.Dir(g))
+	}
+	return g
+}
+
+// mainWorktree guesses the work tree of a common directory: the folder
+// holding it when it is named .git.
+func mainWorktree(common string) string {
+	if filepath.Base(common) == ".git" {
+		return filepath.Dir(common)
+	}
+	return ""
+}
+
+// resolvePath expands "~/" and makes p absolute from base, cleaned; it
+// does not follow links.
+func resolvePath(p, base, home string) string {
+	p = expand(strings.TrimSpace(p), home)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	return filepath.Clean(p)
+}
+
+func lastValue(entries []gitEntry, key string) string {
+	v := ""
+	for _, e := range entries {
+		if e.key == key {
+			v = e.value
+		}
+	}
+	return v
+}
+
+func isGitTrue(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "yes", "on", "1":
+		return true
+	}
+	return false
+}
+
+// gitRoots are the gitdirs outside the writable roots that a writable
+// root's own repository lives in: when a root is a linked worktree (or a
+// submodule, or has a separate gitdir), its .git file names a gitdir
+// elsewhere, which commits need to write. It counts only when that gitdir
+// names the root back (a worktree's gitdir file, a submodule's
+// core.worktree): a command cannot write a .git file that widens its
+// reach to any repository on the machine. The gitdir and its common
+// directory are returned, resolved; notes say what was refused.
+func gitRoots(roots []string, home string) (extra, notes []string) {
+	for _, r := range roots {
+		dotgit := filepath.Join(r, ".git")
+		st, err := os.Lstat(dotgit)
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		g := readGitdirFile(dotgit)
+		if g == "" || slices.ContainsFunc(roots, func(x string) bool { return g == x || within(g, x) }) {
+			continue
+		}
+		back := ""
+		if b := readLine(filepath.Join(g, "gitdir")); b != "" {
+			back = resolvePath(b, g, home)
+		} else if wt := lastValue(readGitConfig(filepath.Join(g, "config")), "core.worktree"); wt != "" {
+			back = filepath.Join(resolvePath(wt, g, home), ".git")
+		}
+		if real, err := filepath.EvalSymlinks(back); err == nil {
+			back = real
+		}
+		if back != dotgit {
+			notes = append(notes, fmt.Sprintf("%s names the gitdir %s, which does not name it back: that repository stays read-only (commits fail)", dotgit, g))
+			continue
+		}
+		extra = append(extra, g)
+		if c := readLine(filepath.Join(g, "commondir")); c != "" {
+			if common := resolveFrom(g, c); common != "" {
+				extra = append(extra, common)
+			}
+		}
+	}
+	return extra, notes
+}
+
+// survey searches the writable roots (but the unreadable paths in them)
+// for repositories, adds the .git paths the policy protects by name, and
+// covers what it found.
+func survey(roots, tmp, deny, seeds []string, home string, commit bool) *gitSurvey {
+	s := newGitSurvey(roots, home, commit)
+	s.found(findRepos(roots, tmp, deny))
+	for _, p := range seeds {
+		s.seed(p)
+	}
+	return s
+}
+
+// GitState is what, in the repositories under the writable roots, makes
+// git run a program: executable hooks; the settings of their
+// configuration files that run one (core.hooksPath, core.fsmonitor,
+// aliases starting with "!", filters, diff and merge drivers, editors,
+// pagers, ssh commands, credential helpers, include paths); and a
+// commondir that sends a gitdir's hooks and configuration elsewhere. The
+// orchestrator compares the state after each command with the one before
+// ([GitState.Since]) and reports what appeared: a repository created
+// inside (git init, git clone) is covered by the plans of later commands,
+// but what the command itself wrote there must reach a person before
+// they run git in it.
+type GitState struct {
+	items map[string]string
+}
+
+// WatchGit finds the git state of the writable roots that the policy's
+// workspace-write mode would give (whatever the mode in force: a command
+// run without the sandbox can plant hooks too), searched as [Compile]
+// searches them.
+func WatchGit(p policy.Sandbox, workspace string) (GitState, error) {
+	p.Mode = policy.ModeWorkspaceWrite
+	ws, err := realDir(workspace, "", "workspace")
+	if err != nil {
+		return GitState{}, err
+	}
+	home := os.Getenv("HOME")
+	roots, tmp, _, err := writableRoots(p, ws, home)
+	if err != nil {
+		return GitState{}, err
+	}
+	extra, _ := gitRoots(roots, home)
+	roots = dedupe(append(roots, extra...))
+	s := survey(roots, tmp, nil, nil, home, true)
+	st := GitState{items: s.items}
+	for _, dir := range s.hookDirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".sample") || e.IsDir() {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			info, err := os.Stat(p)
+			if err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 {
+				continue
+			}
+			st.items["hook "+p] = fmt.Sprintf("executable, %d bytes", info.Size())
+		}
+	}
+	return st, nil
+}
+
+// Len is the number of things in the state.
+func (s GitState) Len() int { return len(s.items) }
+
+// Since lists, sorted, what is in s and was not in before, or differs:
+// one line each, for people.
+func (s GitState) Since(before GitState) []string {
+	var out []string
+	for k, v := range s.items {
+		if old, ok := before.items[k]; ok && old == v {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(k, "hook "):
+			out = append(out, "an executable hook "+strings.TrimPrefix(k, "hook "))
+		case strings.HasSuffix(k, " points to"):
+			out = append(out, fmt.Sprintf("%s %s (that repository's hooks and configuration now come from there)", k, v))
+		default:
+			out = append(out, fmt.Sprintf("%s = %s", k, v))
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,499 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unified-exec/unified-exec/policy"
+)
+
+// gitTree is a fake home with a git identity and a workspace, for tests
+// that make real repositories.
+type gitTree struct {
+	root, home, ws string
+}
+
+func newGitTree(t *testing.T) gitTree {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is needed")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gitTree{root: root, home: root + "/home", ws: root + "/ws"}
+	mkdir(t, g.home)
+	mkdir(t, g.ws)
+	t.Setenv("HOME", g.home)
+	t.Setenv("TMPDIR", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	g.git(t, "", "config", "--global", "user.name", "Test")
+	g.git(t, "", "config", "--global", "user.email", "test@example.com")
+	g.git(t, "", "config", "--global", "protocol.file.allow", "always")
+	g.git(t, "", "config", "--global", "init.defaultBranch", "main")
+	return g
+}
+
+// git runs git in dir (relative to the workspace; "" for the workspace).
+func (g gitTree) git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = filepath.Join(g.ws, dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v in %s: %v\n%s", args, cmd.Dir, err, out)
+	}
+	return string(out)
+}
+
+// repo makes a repository with one commit at dir.
+func (g gitTree) repo(t *testing.T, dir string) {
+	t.Helper()
+	mkdir(t, filepath.Join(g.ws, dir))
+	g.git(t, dir, "init", "-q")
+	if err := os.WriteFile(filepath.Join(g.ws, dir, "README"), []byte("r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g.git(t, dir, "add", "README")
+	g.git(t, dir, "commit", "-qm", "first")
+}
+
+func (g gitTree) write(t *testing.T, name, body string, mode os.FileMode) {
+	t.Helper()
+	p := filepath.Join(g.ws, name)
+	mkdir(t, filepath.Dir(p))
+	if err := os.WriteFile(p, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (g gitTree) plan(t *testing.T, mod func(p *policy.Sandbox)) Plan {
+	t.Helper()
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	if mod != nil {
+		mod(&p)
+	}
+	plan, err := Compile(p, g.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+// TestCompileGit: every repository a host's git may use under the
+// workspace is found, and what makes git run a program in it is kept
+// read-only; the rest of each gitdir is left writable.
+func TestCompileGit(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.repo(t, "a/b/nested")
+	g.repo(t, "1/2/3/4")           // depth 4: found
+	g.repo(t, "1/2/3/4/5/toodeep") // depth 6: beyond the bound
+	g.repo(t, "node_modules/dep")  // not entered
+	mkdir(t, g.ws+"/remote.git")
+	g.git(t, "remote.git", "init", "-q", "--bare")
+	g.repo(t, "../lib")
+	g.git(t, "", "submodule", "add", "-q", "../lib", "sub")
+	g.git(t, "", "worktree", "add", "-q", "wt")
+	g.git(t, "", "config", "core.hooksPath", ".husky/_")
+	g.git(t, "", "config", "core.fsmonitor", "./tools/fsmonitor.sh")
+	g.git(t, "", "config", "alias.lint", "!sh ./tools/lint.sh --fix")
+	g.git(t, "", "config", "include.path", "../shared.gitconfig")
+	g.write(t, "shared.gitconfig", "[filter \"x\"]\n\tclean = tools/clean.sh\n", 0o644)
+	g.write(t, "tools/fsmonitor.sh", "#!/bin/sh\n", 0o755)
+	g.write(t, "tools/lint.sh", "#!/bin/sh\n", 0o755)
+	g.write(t, "tools/clean.sh", "#!/bin/sh\n", 0o755)
+	g.write(t, "tools/other.sh", "#!/bin/sh\n", 0o755)
+	ln := filepath.Join(g.ws, "linked")
+	mkdir(t, ln)
+	symlink(t, g.ws+"/a/b/nested/.git", ln+"/.git")
+
+	plan := g.plan(t, nil)
+	ws := g.ws
+	wantProtected := []string{
+		ws + "/.git/hooks", ws + "/.git/config",
+		ws + "/.git/modules/sub/hooks", ws + "/.git/modules/sub/config",
+		ws + "/.git/worktrees/wt/commondir", ws + "/.git/worktrees/wt/gitdir",
+		ws + "/sub/.git", ws + "/wt/.git",
+		ws + "/a/b/nested/.git/hooks", ws + "/a/b/nested/.git/config",
+		ws + "/1/2/3/4/.git/hooks",
+		ws + "/remote.git/hooks", ws + "/remote.git/config",
+		ws + "/.husky", ws + "/wt/.husky",
+		ws + "/tools/fsmonitor.sh", ws + "/tools/lint.sh", ws + "/tools/clean.sh",
+		ws + "/shared.gitconfig",
+	}
+	for _, p := range wantProtected {
+		if !slices.Contains(plan.Protected, p) {
+			t.Errorf("%s is not protected", p)
+		}
+	}
+	for _, p := range []string{ws + "/1/2/3/4/5/toodeep/.git/hooks", ws + "/node_modules/dep/.git/hooks", ws + "/tools/other.sh", ws + "/.git/index", ws + "/.git", ws + "/sub/.husky"} {
+		if slices.Contains(plan.Protected, p) {
+			t.Errorf("%s is protected", p)
+		}
+	}
+	for _, p := range []string{ws + "/.git", ws + "/.git/modules/sub", ws + "/.git/worktrees/wt", ws + "/a/b/nested/.git", ws + "/remote.git"} {
+		if !slices.Contains(plan.GitDirs, p) {
+			t.Errorf("%s is not among the gitdirs %v", p, plan.GitDirs)
+		}
+	}
+	// husky's hooks folders do not exist yet: they are made to be
+	// covered, in the work tree of each worktree of the repository (the
+	// submodule's own configuration names none).
+	for _, p := range []string{ws + "/.husky", ws + "/wt/.husky"} {
+		if !slices.Contains(plan.MakeDirs, p) {
+			t.Errorf("%s is not made: %v", p, plan.MakeDirs)
+		}
+	}
+	if !slices.ContainsFunc(plan.Notes, func(n string) bool { return strings.Contains(n, ln+"/.git is a symbolic link") }) {
+		t.Errorf("no note on the .git link: %v", plan.Notes)
+	}
+	// Without a mount namespace, every gitdir is carved whole.
+	for _, p := range []string{ws + "/.git/index", ws + "/.git/objects", ws + "/remote.git/refs", ws + "/a/b/nested/.git/HEAD"} {
+		if covers(plan.Write, p, AccessReadWrite) {
+			t.Errorf("%s is writable without a mount namespace", p)
+		}
+	}
+
+	ro := g.plan(t, func(p *policy.Sandbox) { p.Git = policy.GitReadOnly })
+	for _, p := range []string{ws + "/.git", ws + "/a/b/nested/.git", ws + "/remote.git", ws + "/sub/.git", ws + "/.husky"} {
+		if !slices.Contains(ro.Protected, p) {
+			t.Errorf("git = read-only: %s is not protected whole: %v", p, ro.Protected)
+		}
+	}
+	if len(ro.GitDirs) != 0 || ro.Git != policy.GitReadOnly {
+		t.Errorf("git = read-only: gitdirs %v, git %q", ro.GitDirs, ro.Git)
+	}
+}
+
+// TestCompileGitGlobalHooksPath: the relative core.hooksPath of the
+// user's own configuration is each repository's.
+func TestCompileGitGlobalHooksPath(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.repo(t, "inner")
+	g.git(t, "", "config", "--global", "core.hooksPath", ".githooks")
+	plan := g.plan(t, nil)
+	for _, p := range []string{g.ws + "/.githooks", g.ws + "/inner/.githooks"} {
+		if !slices.Contains(plan.Protected, p) || !slices.Contains(plan.MakeDirs, p) {
+			t.Errorf("%s: not protected and made: %v / %v", p, plan.Protected, plan.MakeDirs)
+		}
+	}
+	// The user's configuration itself, when inside a writable root.
+	plan = g.plan(t, func(p *policy.Sandbox) { p.WritableRoots = []string{g.home} })
+	if !slices.Contains(plan.Protected, g.home+"/.gitconfig") {
+		t.Errorf("~/.gitconfig in a writable root is not protected: %v", plan.Protected)
+	}
+}
+
+// TestCompileGitHooksPathMissing: a core.hooksPath that does not exist
+// yet is made, with the folders on the way, so that it can be covered.
+func TestCompileGitHooksPathMissing(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.git(t, "", "config", "core.hooksPath", "tools/git/hooks")
+	plan := g.plan(t, nil)
+	want := []string{g.ws + "/tools", g.ws + "/tools/git", g.ws + "/tools/git/hooks"}
+	if !slices.Equal(plan.MakeDirs, want) {
+		t.Errorf("made %v, want %v", plan.MakeDirs, want)
+	}
+	if !slices.Contains(plan.Protected, g.ws+"/tools/git/hooks") {
+		t.Errorf("not protected: %v", plan.Protected)
+	}
+}
+
+// TestCompileGitMadeToCover: what git reads if it appears, where a mount
+// cannot wait for it: config.worktree under extensions.worktreeConfig,
+// an included file inside the gitdir. An included file of the work tree
+// is not made (it would show in git status): it is reported if it
+// appears (TestGitState).
+func TestCompileGitMadeToCover(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.git(t, "", "config", "extensions.worktreeConfig", "true")
+	g.git(t, "", "config", "include.path", "config.local")
+	g.git(t, "", "config", "--add", "include.path", "../local.gitconfig")
+	plan := g.plan(t, nil)
+	for _, p := range []string{g.ws + "/.git/config.worktree", g.ws + "/.git/config.local"} {
+		if !slices.Contains(plan.MakeFiles, p) || !slices.Contains(plan.Protected, p) {
+			t.Errorf("%s: not made and protected: %v / %v", p, plan.MakeFiles, plan.Protected)
+		}
+	}
+	if slices.Contains(plan.MakeFiles, g.ws+"/local.gitconfig") {
+		t.Errorf("an include of the work tree is made: %v", plan.MakeFiles)
+	}
+}
+
+// TestCompileGitWorktreeWorkspace: a workspace that is a linked worktree
+// commits into its gitdir and the common directory, outside it: both get
+// commit-level access, when the gitdir names the workspace back.
+func TestCompileGitWorktreeWorkspace(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	wt := g.root + "/wt"
+	g.git(t, "", "worktree", "add", "-q", wt)
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	plan, err := Compile(p, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	common, admin := g.ws+"/.git", g.ws+"/.git/worktrees/wt"
+	if !slices.Equal(plan.WritableRoots, []string{common, wt}) {
+		t.Fatalf("writable roots %v, want the common directory and the worktree", plan.WritableRoots)
+	}
+	for _, x := range []string{common + "/hooks", common + "/config", admin + "/commondir", admin + "/gitdir", wt + "/.git"} {
+		if !slices.Contains(plan.Protected, x) {
+			t.Errorf("%s is not protected: %v", x, plan.Protected)
+		}
+	}
+	if !slices.Contains(plan.GitDirs, common) || !slices.Contains(plan.GitDirs, admin) {
+		t.Errorf("gitdirs %v", plan.GitDirs)
+	}
+	// A .git file that names a gitdir that does not name it back widens
+	// nothing: a command could have written it.
+	other := g.root + "/other"
+	mkdir(t, other)
+	if err := os.WriteFile(other+"/.git", []byte("gitdir: "+admin+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan, err = Compile(p, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(plan.WritableRoots, []string{other}) {
+		t.Errorf("writable roots %v, want the workspace alone", plan.WritableRoots)
+	}
+	if !slices.ContainsFunc(plan.Notes, func(n string) bool { return strings.Contains(n, "does not name it back") }) {
+		t.Errorf("no note: %v", plan.Notes)
+	}
+	// git = read-only: the gitdir outside stays read-only.
+	p.Git = policy.GitReadOnly
+	plan, err = Compile(p, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(plan.WritableRoots, []string{wt}) || !slices.Contains(plan.Protected, wt+"/.git") {
+		t.Errorf("git = read-only: roots %v, protected %v", plan.WritableRoots, plan.Protected)
+	}
+}
+
+// TestCompileGitSeed: a .git the protected list names is covered beyond
+// the search's bound.
+func TestCompileGitSeed(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "1/2/3/4/5/6/deep")
+	plan := g.plan(t, func(p *policy.Sandbox) { p.Protected = append(p.Protected, "1/2/3/4/5/6/deep/.git") })
+	if !slices.Contains(plan.Protected, g.ws+"/1/2/3/4/5/6/deep/.git/hooks") {
+		t.Errorf("the named .git is not covered: %v", plan.Protected)
+	}
+}
+
+// TestGitState: what makes git run a program is listed, and Since says
+// what appeared or changed: executable hooks (not samples, not files
+// without the x bit), settings that run programs, a commondir that sends
+// a gitdir elsewhere; in repositories made later too.
+func TestGitState(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.write(t, ".git/hooks/pre-commit", "#!/bin/sh\necho host hook\n", 0o755)
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	watch := func() GitState {
+		t.Helper()
+		st, err := WatchGit(p, g.ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	before := watch()
+	if news := before.Since(GitState{}); len(news) != 1 || !strings.Contains(news[0], ".git/hooks/pre-commit") {
+		t.Fatalf("the host's own hook: %v", news)
+	}
+	g.git(t, "", "config", "alias.lint", "!sh tools/lint.sh")
+	g.git(t, "", "config", "include.path", "../inc.gitconfig") // absent
+	before = watch()
+	if news := watch().Since(before); len(news) != 0 {
+		t.Fatalf("nothing changed, yet: %v", news)
+	}
+	// Everyday work reports nothing: a linked worktree added reads the
+	// same configuration.
+	g.git(t, "", "worktree", "add", "-q", "wt")
+	if news := watch().Since(before); len(news) != 0 {
+		t.Fatalf("a worktree was added, and: %v", news)
+	}
+	g.repo(t, "made")
+	g.write(t, "made/.git/hooks/post-checkout", "#!/bin/sh\n", 0o755)
+	g.write(t, "made/.git/hooks/pre-push", "#!/bin/sh\n", 0o644) // not executable: git skips it
+	g.write(t, "made/.git/hooks/pre-rebase.sample", "x", 0o755)  // a sample
+	g.git(t, "made", "config", "core.hooksPath", "../evil-hooks")
+	g.git(t, "made", "config", "core.fsmonitor", "true") // the built-in one
+	g.git(t, "made", "config", "core.sshCommand", "sh -c 'curl evil'")
+	g.write(t, ".git/commondir", g.root+"/evil\n", 0o644)
+	g.write(t, "inc.gitconfig", "[core]\n\tpager = ./evil.sh\n", 0o644)
+	news := watch().Since(before)
+	want := []string{
+		g.ws + "/.git/commondir points to " + g.root + "/evil",
+		g.ws + "/inc.gitconfig: core.pager = ./evil.sh",
+		g.ws + "/made/.git/config: core.hookspath = ../evil-hooks",
+		g.ws + "/made/.git/config: core.sshcommand = sh -c 'curl evil'",
+		"an executable hook " + g.ws + "/made/.git/hooks/post-checkout",
+	}
+	if len(news) != len(want) {
+		t.Fatalf("got %d lines, want %d:\n%s", len(news), len(want), strings.Join(news, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(news[i], w) {
+			t.Errorf("line %d: %q, want it to start with %q", i, news[i], w)
+		}
+	}
+}
+
+// TestDirCache: a watched listing stands until the kernel reports a
+// change, which findRepos takes in (drain) before it reads anything; an
+// unwatched one stands while the directory's time is the same, and never
+// when it changed within racyWindow of being read.
+func TestDirCache(t *testing.T) {
+	dir := t.TempDir()
+	if l, err := listDir(dir); err != nil || l.mark != 0 {
+		t.Fatalf("%+v %v", l, err)
+	}
+	if _, ok := dirs.watched(dir); !ok {
+		t.Skip("no inotify here")
+	}
+	mkdir(t, dir+"/.git")
+	dirs.drain()
+	if l, _ := listDir(dir); l.mark&markDotGitDir == 0 {
+		t.Fatalf("a new .git was missed: %+v", l)
+	}
+	if f := findRepos([]string{dir}, nil, nil); len(f.dotGitDirs) != 1 {
+		t.Fatalf("findRepos: %+v", f)
+	}
+	os.Remove(dir + "/.git")
+	if f := findRepos([]string{dir}, nil, nil); len(f.dotGitDirs) != 0 {
+		t.Fatalf("findRepos after the .git went: %+v", f)
+	}
+
+	// Without a watch: the directory's time.
+	var c dirCache
+	key := mustKey(t, dir)
+	old := time.Now().Add(-time.Hour)
+	c.put(dir, key, old, time.Now(), -1, dirListing{mark: markGitdir})
+	if l, ok := c.get(dir, key, old); !ok || l.mark != markGitdir {
+		t.Fatal("a listing of a directory unchanged for an hour was not kept")
+	}
+	if _, ok := c.get(dir, key, old.Add(time.Nanosecond)); ok {
+		t.Fatal("a listing outlived a change of the directory's time")
+	}
+	if _, ok := c.get(dir, fileKey{key.dev, key.ino + 1}, old); ok {
+		t.Fatal("a listing outlived its inode")
+	}
+	now := time.Now()
+	c.put(dir, key, now, now, -1, dirListing{})
+	if _, ok := c.get(dir, key, now); ok {
+		t.Fatal("a listing read right after a change was trusted")
+	}
+}
+
+func mustKey(t *testing.T, p string) fileKey {
+	t.Helper()
+	st, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := statKey(st)
+	if !ok {
+		t.Skip("no inode numbers here")
+	}
+	return k
+}
+
+// TestFindReposBound: the search stops at its bound, breadth first, and
+// says so.
+func TestFindReposBound(t *testing.T) {
+	root := t.TempDir()
+	for i := range GitScanDirs + 10 {
+		mkdir(t, fmt.Sprintf("%s/d%04d", root, i))
+	}
+	mkdir(t, root+"/.git")
+	f := findRepos([]string{root}, nil, nil)
+	if !slices.Equal(f.truncated, []string{root}) || len(f.dotGitDirs) != 1 {
+		t.Fatalf("%+v", f)
+	}
+	f = findRepos([]string{root}, []string{root}, nil)
+	if !slices.Equal(f.truncated, []string{root}) {
+		t.Fatalf("a temporary directory's bound: %+v", f)
+	}
+}
+
+func TestParseGitConfig(t *testing.T) {
+	text := `# a comment
+[core]
+	hooksPath = .husky/_   ; trailing comment
+	bare
+[Alias]
+	st = "!git status \"x\" # not a comment"
+	Lg = log --oneline \
+  --graph
+[remote "Origin"]
+	url = git@example.com:x.git
+[branch.Main]
+	remote = origin
+[filter "lfs"]
+	clean = git-lfs clean -- %f
+[includeIf "gitdir:~/work/"]
+	path = work.gitconfig
+`
+	got := parseGitConfig(text)
+	want := []gitEntry{
+		{"core.hookspath", ".husky/_"},
+		{"core.bare", "true"},
+		{"alias.st", `!git status "x" # not a comment`},
+		{"alias.lg", "log --oneline   --graph"},
+		{"remote.Origin.url", "git@example.com:x.git"},
+		{"branch.main.remote", "origin"},
+		{"filter.lfs.clean", "git-lfs clean -- %f"},
+		{"includeif.gitdir:~/work/.path", "work.gitconfig"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	for key, runs := range map[string]bool{
+		"core.hookspath": true, "core.sshcommand": true, "core.fsmonitor": true, "alias.st": true,
+		"alias.lg": false, "filter.lfs.clean": true, "remote.Origin.url": false, "diff.x.textconv": true,
+		"credential.helper": true, "user.name": false, "include.path": true,
+	} {
+		v := "x"
+		if key == "alias.st" {
+			v = "!x"
+		}
+		if runsProgram(key, v) != runs {
+			t.Errorf("runsProgram(%s) = %v", key, !runs)
+		}
+	}
+	if runsProgram("core.fsmonitor", "true") {
+		t.Error("the built-in fsmonitor runs no program of the repository's")
+	}
+}
+
+func FuzzParseGitConfig(f *testing.F) {
+	f.Add("[core]\n\thooksPath = x\n")
+	f.Add("[a \"b\\\"c\"]\nx = \"y\\\n z\" ; c\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, e := range parseGitConfig(s) {
+			if e.key == "" || strings.HasPrefix(e.key, ".") {
+				t.Fatalf("entry with no section: %q", e)
+			}
+		}
+	})
+}

@@ -1,0 +1,251 @@
+package sandbox
+
+import (
+	"io"
+	"os"
+	"strings"
+)
+
+// gitEntry is one variable of a git configuration file: its key with the
+// section and the name lowercased ("core.hookspath", "alias.st",
+// "filter.lfs.clean"; a subsection keeps its case) and its value.
+type gitEntry struct {
+	key, value string
+}
+
+// maxGitConfig bounds what is read of one configuration file.
+const maxGitConfig = 1 << 20
+
+// readGitConfig parses the configuration file at path (its first
+// maxGitConfig bytes); nil when it cannot be read.
+func readGitConfig(path string) []gitEntry {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxGitConfig))
+	if err != nil {
+		return nil
+	}
+	return parseGitConfig(string(b))
+}
+
+// parseGitConfig reads git's configuration syntax leniently: section
+// headers ([core], [remote "origin"], the older [branch.main]),
+// variables with or without a value, double quotes, backslash escapes and
+// continuation lines, and # or ; comments. What it cannot read is
+// skipped, as git itself would refuse the file.
+func parseGitConfig(text string) []gitEntry {
+	var out []gitEntry
+	section := ""
+	for i := 0; i < len(text); {
+		// Skip blank space and comments between items.
+		c := text[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			i++
+			continue
+		case c == '#' || c == ';':
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+			continue
+		case c == '[':
+			end := strings.IndexByte(text[i:], ']')
+			if end < 0 {
+				return out
+			}
+			section = parseSection(text[i+1 : i+end])
+			i += end + 1
+			continue
+		}
+		// A variable: a name, then optionally "= value".
+		start := i
+		for i < len(text) && (isAlnum(text[i]) || text[i] == '-') {
+			i++
+		}
+		name := strings.ToLower(text[start:i])
+		if name == "" {
+			// Not a name: skip the line.
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+			continue
+		}
+		for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+			i++
+		}
+		value := "true"
+		if i < len(text) && text[i] == '=' {
+			i++
+			value, i = parseValue(text, i)
+		} else {
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+		}
+		if section != "" {
+			out = append(out, gitEntry{key: section + "." + name, value: value})
+		}
+	}
+	return out
+}
+
+// parseSection turns a header's inside into "section" or
+// "section.subsection".
+func parseSection(h string) string {
+	h = strings.TrimSpace(h)
+	if q := strings.IndexByte(h, '"'); q >= 0 {
+		name := strings.ToLower(strings.TrimSpace(h[:q]))
+		var sub strings.Builder
+		for j := q + 1; j < len(h); j++ {
+			if h[j] == '\\' && j+1 < len(h) {
+				j++
+				sub.WriteByte(h[j])
+				continue
+			}
+			if h[j] == '"' {
+				break
+			}
+			sub.WriteByte(h[j])
+		}
+		return name + "." + sub.String()
+	}
+	// [section.subsection] is the older spelling, lowercased whole.
+	return strings.ToLower(h)
+}
+
+// parseValue reads a value from text[i:] to the end of its line (or of
+// its continuation lines) and returns it with the index after it.
+func parseValue(text string, i int) (string, int) {
+	var b strings.Builder
+	quoted := false
+	pending := "" // blank space kept only if more of the value follows
+	for i < len(text) {
+		c := text[i]
+		switch {
+		case c == '\n':
+			return b.String(), i + 1
+		case !quoted && (c == '#' || c == ';'):
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+			return b.String(), i
+		case c == '"':
+			quoted = !quoted
+			b.WriteString(pending)
+			pending = ""
+		case c == '\\' && i+1 < len(text):
+			i++
+			b.WriteString(pending)
+			pending = ""
+			switch text[i] {
+			case '\n':
+				// a continuation line
+			case '\r':
+				if i+1 < len(text) && text[i+1] == '\n' {
+					i++
+				}
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'b':
+				s := b.String()
+				if s != "" {
+					b.Reset()
+					b.WriteString(s[:len(s)-1])
+				}
+			default:
+				b.WriteByte(text[i])
+			}
+		case !quoted && (c == ' ' || c == '\t' || c == '\r'):
+			if b.Len() > 0 {
+				pending += string(c)
+			}
+		default:
+			b.WriteString(pending)
+			pending = ""
+			b.WriteByte(c)
+		}
+		i++
+	}
+	return b.String(), i
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// splitKey splits "filter.lfs.clean" into section, subsection and name.
+func splitKey(key string) (section, sub, name string) {
+	first := strings.IndexByte(key, '.')
+	last := strings.LastIndexByte(key, '.')
+	if first < 0 {
+		return key, "", ""
+	}
+	section, name = key[:first], key[last+1:]
+	if last > first {
+		sub = key[first+1 : last]
+	}
+	return section, sub, name
+}
+
+// runsProgram reports whether git runs the value of key as a program (or
+// a shell command line): the settings through which a configuration
+// file makes git run code.
+func runsProgram(key, value string) bool {
+	section, sub, name := splitKey(key)
+	switch section {
+	case "core":
+		switch name {
+		case "fsmonitor":
+			return !isGitBool(value)
+		case "sshcommand", "editor", "pager", "askpass", "gitproxy", "hookspath":
+			return true
+		}
+	case "sequence":
+		return name == "editor"
+	case "diff":
+		return sub == "" && name == "external" || sub != "" && (name == "textconv" || name == "command")
+	case "filter":
+		return sub != "" && (name == "clean" || name == "smudge" || name == "process")
+	case "merge":
+		return sub != "" && name == "driver"
+	case "alias":
+		return strings.HasPrefix(strings.TrimSpace(value), "!")
+	case "credential":
+		return name == "helper"
+	case "gpg":
+		return name == "program"
+	case "uploadpack":
+		return name == "packobjectshook"
+	case "remote":
+		return sub != "" && (name == "uploadpack" || name == "receivepack")
+	case "difftool", "mergetool":
+		return sub != "" && (name == "cmd" || name == "path")
+	case "pager":
+		return true
+	case "interactive":
+		return name == "difffilter"
+	case "sendemail":
+		return name == "tocmd" || name == "cccmd" || name == "sendmailcmd"
+	case "web":
+		return name == "browser"
+	case "browser", "man":
+		return sub != "" && (name == "cmd" || name == "path")
+	case "include", "includeif":
+		return name == "path"
+	}
+	return false
+}
+
+// isGitBool reports whether v is one of git's boolean spellings.
+func isGitBool(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "true", "false", "yes", "no", "on", "off", "1", "0":
+		return true
+	}
+	return false
+}

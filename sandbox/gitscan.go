@@ -1,0 +1,303 @@
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+)
+
+// The search for repositories below the writable roots runs for every
+// command (twice: the plan, and the check after it), so it is bounded and
+// cached.
+
+const (
+	// GitScanDepth is how deep below the workspace (and each configured
+	// writable root) repositories are looked for: a work tree, or a bare
+	// repository, at most this many directories down is found
+	// (root/a/b/c/d/.git).
+	GitScanDepth = 4
+	// GitScanDirs is how many directories are read below one such root,
+	// at most, breadth first: the shallow ones first.
+	GitScanDirs = 1024
+	// GitScanTmpDepth and GitScanTmpDirs bound the search of the shared
+	// temporary directories (/tmp, $TMPDIR), where everything on the
+	// machine leaves folders: /tmp/x/.git and /tmp/x.git are found.
+	GitScanTmpDepth = 1
+	GitScanTmpDirs  = 256
+)
+
+// gitSkip are the directory names the search does not enter: dependency
+// trees nobody runs git in.
+var gitSkip = map[string]bool{"node_modules": true}
+
+// dirMark says what a directory holds that makes it matter to git.
+type dirMark uint8
+
+const (
+	markDotGitDir  dirMark = 1 << iota // a .git directory
+	markDotGitFile                     // a .git file (a worktree's or submodule's pointer)
+	markDotGitLink                     // a .git symbolic link
+	markGitdir                         // HEAD, objects/ and refs/: a gitdir itself (bare)
+)
+
+// dirListing is what the search needs of one directory.
+type dirListing struct {
+	subdirs []string // names of the subdirectories (not symbolic links)
+	mark    dirMark
+}
+
+// listDir reads dir (through the cache, see dirCache).
+func listDir(dir string) (dirListing, error) {
+	if l, ok := dirs.watched(dir); ok {
+		return l, nil
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return dirListing{}, err
+	}
+	key, cacheable := statKey(fi)
+	if cacheable {
+		if l, ok := dirs.get(dir, key, fi.ModTime()); ok {
+			return l, nil
+		}
+	}
+	// Watched before it is read: a change after the watch is an event, one
+	// before it is in what is read.
+	wd := -1
+	if cacheable {
+		wd = dirs.watch(dir)
+	}
+	readAt := time.Now()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return dirListing{}, err
+	}
+	var l dirListing
+	var head, objects, refs bool
+	for _, e := range entries {
+		t := e.Type()
+		switch e.Name() {
+		case ".git":
+			switch {
+			case t.IsDir():
+				l.mark |= markDotGitDir
+			case t&fs.ModeSymlink != 0:
+				l.mark |= markDotGitLink
+			default:
+				l.mark |= markDotGitFile
+			}
+			continue
+		case "HEAD":
+			head = t.IsRegular() || t&fs.ModeSymlink != 0
+		case "objects":
+			objects = t.IsDir()
+		case "refs":
+			refs = t.IsDir()
+		}
+		if t.IsDir() {
+			l.subdirs = append(l.subdirs, e.Name())
+		}
+	}
+	if head && objects && refs {
+		l.mark |= markGitdir
+	}
+	if cacheable {
+		dirs.put(dir, key, fi.ModTime(), readAt, wd, l)
+	}
+	return l, nil
+}
+
+// fileKey identifies a directory's inode.
+type fileKey struct{ dev, ino uint64 }
+
+// dirCache keeps the listings of directories by path. Where the kernel
+// reports changes (inotify, see dirWatcher), a listing stands until an
+// entry of the directory is made, removed or renamed, or the directory
+// itself goes: the event drops it, and findRepos takes in every event
+// queued before it starts. Elsewhere a listing stands while the
+// directory is the same inode with the same modification time, which
+// changes with every such change; as a time can lag behind a change made
+// within the same clock tick (file times are coarse), a listing read
+// within racyWindow of the directory's last change is never trusted
+// there (git's "racily clean" rule). Its zero value is ready for use.
+type dirCache struct {
+	// mu guards the fields below.
+	mu sync.Mutex
+	m  map[string]cachedDir
+	// w reports changes; paths names each watch's directory.
+	w     dirWatcher
+	paths map[int]string
+}
+
+type cachedDir struct {
+	key     fileKey
+	mtime   time.Time
+	trusted bool
+	wd      int // the directory's watch, -1 for none
+	l       dirListing
+}
+
+const (
+	racyWindow = 2 * time.Second
+	// dirCacheMax bounds the cache; past it, it starts again empty.
+	dirCacheMax = 16 * GitScanDirs
+)
+
+var dirs dirCache
+
+// watched returns the listing of a watched directory, valid until an
+// event says otherwise (see drain).
+func (c *dirCache) watched(dir string) (dirListing, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[dir]
+	if !ok || e.wd < 0 {
+		return dirListing{}, false
+	}
+	return e.l, true
+}
+
+// watch asks the kernel to report changes to dir; -1 when it cannot.
+func (c *dirCache) watch(dir string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.paths) >= dirCacheMax {
+		return -1
+	}
+	wd := c.w.add(dir)
+	if wd >= 0 {
+		if c.paths == nil {
+			c.paths = map[int]string{}
+		}
+		c.paths[wd] = dir
+	}
+	return wd
+}
+
+// drain takes in the changes reported so far: each drops the listing of
+// the directory it happened in; an overflowed queue drops them all.
+func (c *dirCache) drain() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.w.read(func(wd int, gone, overflow bool) {
+		if overflow {
+			clear(c.m)
+			return
+		}
+		p, ok := c.paths[wd]
+		if !ok {
+			return
+		}
+		delete(c.m, p)
+		if gone {
+			// The directory went, or moved: its watch no longer tells
+			// about the path.
+			c.w.remove(wd)
+			delete(c.paths, wd)
+		}
+	})
+}
+
+func (c *dirCache) get(dir string, key fileKey, mtime time.Time) (dirListing, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[dir]
+	if !ok || !e.trusted || e.key != key || !e.mtime.Equal(mtime) {
+		return dirListing{}, false
+	}
+	return e.l, true
+}
+
+func (c *dirCache) put(dir string, key fileKey, mtime, readAt time.Time, wd int, l dirListing) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= dirCacheMax {
+		c.m = map[string]cachedDir{}
+	}
+	c.m[dir] = cachedDir{key: key, mtime: mtime, trusted: readAt.Sub(mtime) > racyWindow, wd: wd, l: l}
+}
+
+// gitFound is what the search of the writable roots found.
+type gitFound struct {
+	// dotGitDirs are .git directories (gitdir, work tree).
+	dotGitDirs [][2]string
+	// bare are directories that are gitdirs themselves.
+	bare []string
+	// pointers are .git files and links are .git symbolic links.
+	pointers, links []string
+	// truncated are the roots whose search reached GitScanDirs.
+	truncated []string
+}
+
+// findRepos searches each root breadth first, at most GitScanDepth
+// directories down and GitScanDirs directories read (GitScanTmpDepth and
+// GitScanTmpDirs for the roots in tmp), for repositories:
+// .git directories, .git files and links, and bare repositories. It
+// follows no symbolic link, does not enter a repository's gitdir (its
+// submodules and worktrees are found from there), nor a directory named
+// in gitSkip or skip (unreadable paths: nothing can be made in them).
+func findRepos(roots, tmp, skip []string) gitFound {
+	var f gitFound
+	dirs.drain()
+	type item struct {
+		path  string
+		depth int
+	}
+	for _, root := range roots {
+		maxDepth, maxDirs := GitScanDepth, GitScanDirs
+		if slices.Contains(tmp, root) {
+			maxDepth, maxDirs = GitScanTmpDepth, GitScanTmpDirs
+		}
+		queue := []item{{root, 0}}
+		read := 0
+		for len(queue) > 0 {
+			it := queue[0]
+			queue = queue[1:]
+			if read == maxDirs {
+				f.truncated = append(f.truncated, root)
+				break
+			}
+			read++
+			l, err := listDir(it.path)
+			if err != nil {
+				continue
+			}
+			if l.mark&markGitdir != 0 {
+				f.bare = append(f.bare, it.path)
+				continue
+			}
+			dotgit := filepath.Join(it.path, ".git")
+			switch {
+			case l.mark&markDotGitDir != 0:
+				f.dotGitDirs = append(f.dotGitDirs, [2]string{dotgit, it.path})
+			case l.mark&markDotGitFile != 0:
+				f.pointers = append(f.pointers, dotgit)
+			case l.mark&markDotGitLink != 0:
+				f.links = append(f.links, dotgit)
+			}
+			if it.depth == maxDepth {
+				continue
+			}
+			for _, name := range l.subdirs {
+				p := filepath.Join(it.path, name)
+				if gitSkip[name] || containsPath(skip, p) {
+					continue
+				}
+				queue = append(queue, item{p, it.depth + 1})
+			}
+		}
+	}
+	return f
+}
+
+func containsPath(list []string, p string) bool {
+	for _, x := range list {
+		if x == p {
+			return true
+		}
+	}
+	return false
+}

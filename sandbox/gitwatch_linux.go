@@ -1,0 +1,75 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+)
+
+// dirWatcher is an inotify instance (made at first use, close-on-exec,
+// never closed) that reports, for each watched directory, an entry made,
+// removed or renamed in it, and the directory going or moving. Its zero
+// value is ready for use; dirCache's mutex guards it.
+type dirWatcher struct {
+	fd     int
+	inited bool
+	buf    []byte
+}
+
+const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
+	unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+
+// add watches dir; -1 when it cannot (no inotify, or the user's
+// max_user_watches reached): the cache then checks the directory's time.
+func (w *dirWatcher) add(dir string) int {
+	if !w.inited {
+		w.inited = true
+		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+		if err != nil {
+			fd = -1
+		}
+		w.fd = fd
+	}
+	if w.fd < 0 {
+		return -1
+	}
+	wd, err := unix.InotifyAddWatch(w.fd, dir, watchMask)
+	if err != nil {
+		return -1
+	}
+	return wd
+}
+
+func (w *dirWatcher) remove(wd int) {
+	if w.fd >= 0 {
+		unix.InotifyRmWatch(w.fd, uint32(wd))
+	}
+}
+
+// read calls each with every event queued: the watch, whether the
+// directory itself went (or moved, or its watch ended), and whether
+// events were lost.
+func (w *dirWatcher) read(each func(wd int, gone, overflow bool)) {
+	if !w.inited || w.fd < 0 {
+		return
+	}
+	if w.buf == nil {
+		w.buf = make([]byte, 64<<10)
+	}
+	for {
+		n, err := unix.Read(w.fd, w.buf)
+		if err != nil || n <= 0 {
+			return // EAGAIN: nothing more queued
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			wd := int(int32(binary.NativeEndian.Uint32(w.buf[off:])))
+			mask := binary.NativeEndian.Uint32(w.buf[off+4:])
+			nameLen := int(binary.NativeEndian.Uint32(w.buf[off+12:]))
+			off += unix.SizeofInotifyEvent + nameLen
+			const selfGone = unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_IGNORED
+			each(wd, mask&selfGone != 0, mask&unix.IN_Q_OVERFLOW != 0)
+		}
+	}
+}

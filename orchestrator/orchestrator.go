@@ -37,6 +37,10 @@ type Config struct {
 	// HelperPerSession is passed to the manager it creates (see
 	// unifiedexec.Config).
 	HelperPerSession bool
+	// OnSnapshot is passed to the manager it creates (see
+	// unifiedexec.Config): each login shell's snapshot, with what its
+	// profile printed, for a log.
+	OnSnapshot func(unifiedexec.SnapshotInfo)
 }
 
 // Orchestrator takes one request through approval, sandbox choice, spawn,
@@ -105,7 +109,14 @@ func New(cfg Config) (*Orchestrator, error) {
 	}
 	o.m = cfg.Manager
 	if o.m == nil {
+		// The login shells' snapshots: commands read them, and must not
+		// write them (a snapshot runs in every later command, the
+		// unsandboxed retries too).
+		snapDir := o.snapshotDir(o.pol.Sandbox)
+		o.readOnly = append(o.readOnly, snapDir)
 		o.m = unifiedexec.New(unifiedexec.Config{
+			SnapshotDir:      snapDir,
+			OnSnapshot:       cfg.OnSnapshot,
 			Workspace:        ws,
 			Env:              o.pol.Env.Build(os.Environ()),
 			MaxSessions:      o.pol.Limits.MaxSessions,
@@ -177,7 +188,7 @@ func isNeedInput(err error) bool {
 // whether it ran, so that a status never claims what a spawn would not
 // give. It asks nothing and writes no audit line.
 func (o *Orchestrator) Check(ctx context.Context) error {
-	sb, _, _, err := o.sandboxFor(o.pol.Sandbox, o.pol.Sandbox.Mode)
+	sb, _, _, _, err := o.sandboxFor(o.pol.Sandbox, o.pol.Sandbox.Mode)
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,11 @@ type Plan struct {
 	Mode string `json:"mode"`
 	// Network allows sockets of every family; off, only AF_UNIX works.
 	Network bool `json:"network"`
+	// NotifyFD, when set (network off), is the descriptor of the helper
+	// on which [Apply] sends the listener of the filter that refuses
+	// sockets, so that each refusal is counted (see [NetWatch]).
+	// [ApplyThread] ignores it.
+	NotifyFD int `json:"notify_fd,omitempty"`
 
 	// WritableRoots are the resolved writable directories, none inside
 	// another. Empty in read-only mode.

@@ -1,0 +1,147 @@
+package orchestrator
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/unified-exec/unified-exec/policy"
+	"github.com/unified-exec/unified-exec/sandbox"
+	"github.com/unified-exec/unified-exec/unifiedexec"
+)
+
+// noisyProfile makes HOME a folder whose login profile prints what
+// pyenv's init prints in the sandbox (to stderr) and a line to stdout,
+// and returns it.
+func noisyProfile(t *testing.T) string {
+	t.Helper()
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	rc := "echo 'rc: loading'\n" +
+		"echo \"mktemp: failed to create file via template '$HOME/.pyenv/shims/.pyenv-shim.XXXXXX': Permission denied\" >&2\n" +
+		"echo 'pyenv: cannot rehash: couldn'\\''t acquire lock' >&2\n" +
+		"export FROM_PROFILE=yes\n"
+	os.WriteFile(filepath.Join(home, ".bashrc"), []byte(rc), 0o644)
+	os.WriteFile(filepath.Join(home, ".bash_profile"), []byte(". ~/.bashrc\n"), 0o644)
+	t.Setenv("HOME", home)
+	return home
+}
+
+// TestAttribution holds each case of the issue to the right answer, on
+// both spawn paths, with the default login (the snapshot): a noisy
+// profile adds nothing to a command's output and is never blamed; exit
+// codes alone (grep -q, exit 3, exit 7) are not denials; a command's own
+// EACCES (a script without x; as an ordinary user, a file no one may
+// read) is not; a write outside the writable roots the user could make
+// is, naming the path; a connection with the network off is, counted.
+func TestAttribution(t *testing.T) {
+	requireSandbox(t)
+	if !sandbox.HostStatus().NetWatch {
+		t.Skip("no seccomp user notifications here")
+	}
+	home := noisyProfile(t)
+	outsideDir := outside(t)
+	unreadable := filepath.Join(outsideDir, "secret")
+	os.WriteFile(unreadable, []byte("x"), 0o000)
+	cases := []struct {
+		name, cmd string
+		// note is what the denial note must say ("" = no note).
+		note string
+		// root: whether the case holds as root (who may read anything).
+		root bool
+	}{
+		{"noisy profile", "echo hi; exit 3", "", true},
+		{"grep -q no match", "grep -q nomatch", "", true},
+		{"exit 7", "exit 7", "", true},
+		{"script without x", "printf 'echo x\\n' > s; ./s", "", true},
+		{"own EACCES", "cat " + unreadable, "", false},
+		{"write outside", "touch " + outsideDir + "/new", "writing " + outsideDir + "/new (outside the writable roots): touch: cannot touch '" + outsideDir + "/new': ", true},
+		{"sandbox in a path", "mkdir -p sandbox/landlock && echo sandbox/landlock/seccomp: Operation not permitted >&2; exit 1", "", true},
+		{"curl", "curl -sS --max-time 5 http://1.1.1.1/", "network access is off: 1 socket call (AF_INET ×1) refused: curl: (7)", true},
+		{"python", "python3 -c 'import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)'", "network access is off: 1 socket call (AF_INET6 ×1) refused: PermissionError: [Errno 1] Operation not permitted", true},
+	}
+	root := os.Getuid() == 0
+	for _, helper := range []bool{false, true} {
+		pol, err := policy.Parse([]byte("[approval]\nmode = \"never\"\n[sandbox]\nexclude_slash_tmp = true\n"), "t.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws := filepath.Join(t.TempDir(), "ws")
+		os.MkdirAll(ws, 0o755)
+		o, err := New(Config{Policy: pol, Workspace: ws, HelperPerSession: helper})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(o.Close)
+		for _, c := range cases {
+			t.Run(map[bool]string{false: "thread", true: "helper"}[helper]+"/"+c.name, func(t *testing.T) {
+				if root && !c.root {
+					t.Skip("root reads every file")
+				}
+				if strings.HasPrefix(c.cmd, "curl") || strings.HasPrefix(c.cmd, "python3") {
+					if _, err := exec.LookPath(strings.Fields(c.cmd)[0]); err != nil {
+						t.Skip(err)
+					}
+				}
+				r, err := o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: c.cmd}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.ExitCode == nil || *r.ExitCode == 0 {
+					t.Fatalf("want a failure: %+v", r)
+				}
+				notes := strings.Join(r.Notes, "\n")
+				if strings.Contains(r.Output, "rc: loading") || strings.Contains(r.Output, "pyenv") || strings.Contains(notes, "pyenv") {
+					t.Fatalf("the profile's output reached the response: %q %q", r.Output, notes)
+				}
+				switch {
+				case c.note == "" && strings.Contains(notes, "sandbox blocked"):
+					t.Fatalf("taken for a denial: %q (output %q)", notes, r.Output)
+				case c.note != "" && !strings.Contains(notes, "The sandbox blocked this ("+c.note):
+					t.Fatalf("notes %q, want %q (output %q)", notes, c.note, r.Output)
+				}
+			})
+		}
+		r, err := o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: `echo "$FROM_PROFILE"`}})
+		if err != nil || strings.TrimSpace(r.Output) != "yes" {
+			t.Fatalf("the profile's environment: %v %q", err, r.Output)
+		}
+		snaps := o.Manager().Snapshots()
+		if len(snaps) != 1 || !strings.Contains(snaps[0].Output, "cannot rehash") || snaps[0].Sandbox != "workspace-write, network off" {
+			t.Fatalf("snapshots: %+v", snaps)
+		}
+		if strings.HasPrefix(snaps[0].File, home) {
+			t.Fatalf("the snapshot lies in HOME, under /tmp, which commands may write: %s", snaps[0].File)
+		}
+	}
+}
+
+// TestSnapshotReadOnly: commands cannot change the snapshot they read,
+// which later commands (unsandboxed retries too) run.
+func TestSnapshotReadOnly(t *testing.T) {
+	requireSandbox(t)
+	noisyProfile(t)
+	f := newFixture(t, "never", "")
+	r, err := f.o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: `echo "$BASH_ENV"`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := f.o.Manager().Snapshots()
+	if len(snaps) != 1 {
+		t.Fatalf("snapshots: %+v", snaps)
+	}
+	file := snaps[0].File
+	r, err = f.o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "echo evil >> " + file + "; mv " + file + " " + file + ".x; rm -f " + file + "; cat " + file + " >/dev/null && echo readable"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Output, "readable") {
+		t.Fatalf("the snapshot is not readable in the sandbox: %q", r.Output)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil || strings.Contains(string(b), "evil") {
+		t.Fatalf("a command changed the snapshot: %v %q", err, b)
+	}
+}

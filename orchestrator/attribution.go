@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,4 +105,16 @@ func (o *Orchestrator) snapshotDir(sp policy.Sandbox) string {
 	}
 	os.MkdirAll(first, 0o700)
 	return first
+}
+
+// Snapshot takes (or finds) the snapshot of the default shell's login
+// environment under the policy's sandbox, as the first login command
+// would, for `sandbox status`: what the profile printed, and whether
+// login commands restore it or fall back to -lc.
+func (o *Orchestrator) Snapshot(ctx context.Context) (unifiedexec.SnapshotInfo, error) {
+	sb, _, _, _, err := o.sandboxFor(o.pol.Sandbox, o.pol.Sandbox.Mode)
+	if err != nil {
+		return unifiedexec.SnapshotInfo{}, err
+	}
+	return o.m.Snapshot(ctx, "", sb)
 }

@@ -310,10 +310,11 @@ func (m *Manager) take(ctx context.Context, e *snapEntry, key snapKey, env []str
 	m.snaps.taken = append(m.snaps.taken, info)
 	delete(m.snaps.cancels, e)
 	m.snaps.mu.Unlock()
-	close(e.ready)
 	if m.cfg.OnSnapshot != nil {
+		// Before the commands waiting for it go on: a log has it first.
 		m.cfg.OnSnapshot(info)
 	}
+	close(e.ready)
 }
 
 // runLogin runs the login shell under sb, the way commands run, and

@@ -55,5 +55,5 @@ func newOrchestratorWith(f mainFlags, server bool, onExit func(id, code int, las
 	// helper in a namespace of its own, rather than forked from a
 	// sandboxed thread (for comparison and as a fallback to reach for).
 	helper := os.Getenv("UNIFIED_EXEC_SPAWN") == "helper"
-	return orchestrator.New(orchestrator.Config{Policy: pol, Workspace: f.workspace, Prompter: prompter, OnBackgroundExit: onExit, HelperPerSession: helper})
+	return orchestrator.New(orchestrator.Config{Policy: pol, Workspace: f.workspace, Prompter: prompter, OnBackgroundExit: onExit, HelperPerSession: helper, OnSnapshot: snapshotLog(server)})
 }

@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/sandbox"
@@ -143,5 +145,69 @@ func TestSnapshotReadOnly(t *testing.T) {
 	b, err := os.ReadFile(file)
 	if err != nil || strings.Contains(string(b), "evil") {
 		t.Fatalf("a command changed the snapshot: %v %q", err, b)
+	}
+}
+
+// watchGoroutines counts the goroutines of NetWatches.
+func watchGoroutines() int {
+	buf := make([]byte, 1<<20)
+	n := runtime.Stack(buf, true)
+	return strings.Count(string(buf[:n]), "sandbox.(*NetWatch)")
+}
+
+// TestNetWatchEnds: a run that exited leaves no goroutine of its watch;
+// a session still running keeps its watch — a socket call after its
+// first window is refused with EPERM, as the filter alone would, not
+// ENOSYS — and the watch ends with the session.
+func TestNetWatchEnds(t *testing.T) {
+	requireSandbox(t)
+	if !sandbox.HostStatus().NetWatch {
+		t.Skip("no seccomp user notifications here")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip(err)
+	}
+	for _, helper := range []bool{false, true} {
+		pol, _ := policy.Parse([]byte("[approval]\nmode = \"never\"\n"), "t.toml")
+		o, err := New(Config{Policy: pol, Workspace: t.TempDir(), HelperPerSession: helper})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Close()
+		ctx := context.Background()
+		r, err := o.Exec(ctx, Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "exit 3", Login: noLogin}})
+		if err != nil || r.ExitCode == nil {
+			t.Fatal(err, r)
+		}
+		if n := watchGoroutines(); n != 0 {
+			t.Fatalf("helper=%v: %d goroutines of an exited run's watch", helper, n)
+		}
+		cmd := "sleep 0.6; python3 -c 'import socket; socket.socket()' 2>&1 | tail -1; sleep 600"
+		r, err = o.Exec(ctx, Request{ExecRequest: unifiedexec.ExecRequest{Cmd: cmd, Login: noLogin, Yield: 250 * time.Millisecond}})
+		if err != nil || r.ExitCode != nil {
+			t.Fatal(err, r)
+		}
+		var out string
+		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out, "Error") && time.Now().Before(deadline); {
+			w, err := o.Manager().Write(ctx, unifiedexec.WriteRequest{SessionID: r.SessionID, Yield: 250 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out += w.Output
+		}
+		if !strings.Contains(out, "PermissionError: [Errno 1] Operation not permitted") {
+			t.Fatalf("helper=%v: a refusal after the first window: %q", helper, out)
+		}
+		if n := watchGoroutines(); n == 0 {
+			t.Fatalf("helper=%v: the running session's watch is gone", helper)
+		}
+		o.Manager().Kill(ctx, r.SessionID)
+		deadline := time.Now().Add(20 * time.Second)
+		for watchGoroutines() > 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := watchGoroutines(); n != 0 {
+			t.Fatalf("helper=%v: %d goroutines of the watch outlived the session", helper, n)
+		}
 	}
 }

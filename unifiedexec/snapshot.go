@@ -70,6 +70,7 @@ const snapshotTimeout = 10 * time.Second
 
 // Limits on what a snapshot keeps.
 const (
+	maxSnapshotInfos  = 32       // Snapshots lists the last ones
 	snapshotMaxDump   = 16 << 20 // what the login shell prints on its channel
 	snapshotMaxOutput = 16 << 10 // what it printed otherwise (the tail is kept)
 )
@@ -153,6 +154,22 @@ type snapEntry struct {
 	file, zdotdir string
 }
 
+// gone reports whether e was taken and its file has gone since (removed
+// from outside): it is taken again rather than named to a shell that
+// would complain in the command's output.
+func (e *snapEntry) gone() bool {
+	select {
+	case <-e.ready:
+	default:
+		return false
+	}
+	if e.info.Err != nil {
+		return false
+	}
+	_, err := os.Stat(e.file)
+	return err != nil
+}
+
 // snapshots are a manager's snapshots. Its zero value is ready.
 type snapshots struct {
 	// mu guards the fields below.
@@ -160,12 +177,13 @@ type snapshots struct {
 	dir     string // made at the first snapshot, removed by Close
 	seq     int
 	entries map[snapKey]*snapEntry
-	taken   []SnapshotInfo // every snapshot, in order (for Snapshots)
+	taken   []SnapshotInfo // the last snapshots, in order (for Snapshots)
 	told    map[string]bool
 	cancels map[*snapEntry]context.CancelFunc
 }
 
-// Snapshots describes the snapshots taken so far, oldest first.
+// Snapshots describes the snapshots taken so far (the last 32), oldest
+// first.
 func (m *Manager) Snapshots() []SnapshotInfo {
 	m.snaps.mu.Lock()
 	defer m.snaps.mu.Unlock()
@@ -253,7 +271,7 @@ func (m *Manager) snapshot(ctx context.Context, shell string, env []string, sb *
 	fp := fingerprint(kindOf(shell), home, lookupEnv(env, "ZDOTDIR"))
 	m.snaps.mu.Lock()
 	e := m.snaps.entries[key]
-	if e == nil || e.fp != fp {
+	if e == nil || e.fp != fp || e.gone() {
 		m.mu.Lock()
 		closed := m.closed
 		if !closed {
@@ -308,6 +326,9 @@ func (m *Manager) take(ctx context.Context, e *snapEntry, key snapKey, env []str
 	m.snaps.mu.Lock()
 	e.info = info
 	m.snaps.taken = append(m.snaps.taken, info)
+	if len(m.snaps.taken) > maxSnapshotInfos {
+		m.snaps.taken = slices.Delete(m.snaps.taken, 0, len(m.snaps.taken)-maxSnapshotInfos)
+	}
 	delete(m.snaps.cancels, e)
 	m.snaps.mu.Unlock()
 	if m.cfg.OnSnapshot != nil {

@@ -131,6 +131,14 @@ func TestSnapshotRefresh(t *testing.T) {
 	if strings.TrimSpace(r.Output) != "new=yes" || countRuns(t, runs) != 2 {
 		t.Fatalf("after the change: %q, %d runs", r.Output, countRuns(t, runs))
 	}
+	// A snapshot removed from outside is taken again, not named to a
+	// shell that would complain.
+	snaps := m.Snapshots()
+	os.Remove(snaps[len(snaps)-1].File)
+	r = exec1(t, m, ExecRequest{Cmd: `echo "new=$SNAP_NEW"`, Login: login})
+	if r.Output != "new=yes\n" || countRuns(t, runs) != 3 {
+		t.Fatalf("after the removal: %q, %d runs", r.Output, countRuns(t, runs))
+	}
 }
 
 // TestSnapshotShells: zsh and sh restore the snapshot too (sh without

@@ -108,7 +108,12 @@ func New(cfg Config) (*Orchestrator, error) {
 		}
 	}
 	o.m = cfg.Manager
-	if o.m == nil {
+	if o.m != nil {
+		// Its snapshots are kept read-only for commands all the same.
+		if dir := o.m.SnapshotDir(); os.MkdirAll(dir, 0o700) == nil {
+			o.readOnly = append(o.readOnly, dir)
+		}
+	} else {
 		// The login shells' snapshots: commands read them, and must not
 		// write them (a snapshot runs in every later command, the
 		// unsandboxed retries too).

@@ -182,6 +182,15 @@ type snapshots struct {
 	cancels map[*snapEntry]context.CancelFunc
 }
 
+// SnapshotDir is the folder the manager makes its folder of snapshots
+// in (Config.SnapshotDir, or [DefaultSnapshotDir]).
+func (m *Manager) SnapshotDir() string {
+	if m.cfg.SnapshotDir != "" {
+		return m.cfg.SnapshotDir
+	}
+	return DefaultSnapshotDir()
+}
+
 // Snapshots describes the snapshots taken so far (the last 32), oldest
 // first.
 func (m *Manager) Snapshots() []SnapshotInfo {
@@ -394,6 +403,13 @@ func (m *Manager) runLogin(ctx context.Context, shell string, env []string, sb *
 		timedOut = true
 		proc.Kill(m.cfg.KillGrace)
 	}
+	// The engine has ended the login shell's tree; a process that escaped
+	// it (without a namespace or a cgroup, a daemon that dropped the
+	// session's marker) may still hold a pipe: the readers stop soon
+	// anyway.
+	soon := time.Now().Add(time.Second)
+	dumpR.SetReadDeadline(soon)
+	outR.SetReadDeadline(soon)
 	wg.Wait()
 	output = out.String()
 	switch {
@@ -643,10 +659,7 @@ func (m *Manager) snapshotDir() (string, int, error) {
 	m.snaps.mu.Lock()
 	defer m.snaps.mu.Unlock()
 	if m.snaps.dir == "" {
-		base := m.cfg.SnapshotDir
-		if base == "" {
-			base = DefaultSnapshotDir()
-		}
+		base := m.SnapshotDir()
 		if err := os.MkdirAll(base, 0o700); err != nil {
 			return "", 0, fmt.Errorf("shell snapshot: %w", err)
 		}

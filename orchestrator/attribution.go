@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/ptyrun"
@@ -86,16 +87,33 @@ func (n *netWatch) Close() {
 	}
 }
 
+// unreadable reports whether dir lies in (or is) a deny_read path.
+func unreadable(dir string, denyRead []string, home string) bool {
+	for _, d := range denyRead {
+		if (d == "~" || strings.HasPrefix(d, "~/")) && home != "" {
+			d = filepath.Join(home, d[1:])
+		}
+		if rel, err := filepath.Rel(d, dir); err == nil && filepath.IsAbs(d) && (rel == "." || !strings.HasPrefix(rel, "..")) {
+			return true
+		}
+	}
+	return false
+}
+
 // snapshotDir picks where the manager keeps the login shells' snapshots:
 // a folder commands can read and not write. The user's cache folder
 // (unified-exec/ in it) or, when that lies in a folder the policy lets
-// commands write, a folder of this user's own in /var/tmp; failing both,
+// commands write (or read nothing of: deny_read), a folder of this
+// user's own in /var/tmp; failing both,
 // the cache folder, which the plan then keeps read-only
 // (Plan.ReadOnlyFiles).
 func (o *Orchestrator) snapshotDir(sp policy.Sandbox) string {
 	first := unifiedexec.DefaultSnapshotDir()
 	candidates := []string{first, filepath.Join("/var/tmp", fmt.Sprintf("unified-exec-%d", os.Getuid()))}
 	for _, c := range candidates {
+		if unreadable(c, sp.DenyRead, o.home) {
+			continue // commands could not read it
+		}
 		if err := os.MkdirAll(c, 0o700); err != nil || !ownedPrivate(c) {
 			continue
 		}

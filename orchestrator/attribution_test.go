@@ -217,3 +217,23 @@ func TestNetWatchEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotDirUnreadable: a snapshot folder under a deny_read path is
+// not chosen (commands could not read it).
+func TestSnapshotDirUnreadable(t *testing.T) {
+	for _, c := range []struct {
+		dir  string
+		deny []string
+		want bool
+	}{
+		{"/home/u/.cache/unified-exec", []string{"~/.cache"}, true},
+		{"/home/u/.cache/unified-exec", []string{"~"}, true},
+		{"/home/u/.cache/unified-exec", []string{"~/.ssh", "/home/u/.cache/unified-exec"}, true},
+		{"/home/u/.cache/unified-exec", []string{"~/.ssh", "~/.cache2"}, false},
+		{"/var/tmp/unified-exec-1000", []string{"~/.cache"}, false},
+	} {
+		if got := unreadable(c.dir, c.deny, "/home/u"); got != c.want {
+			t.Errorf("unreadable(%q, %q) = %v", c.dir, c.deny, got)
+		}
+	}
+}

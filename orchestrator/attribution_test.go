@@ -67,20 +67,32 @@ func TestAttribution(t *testing.T) {
 		{"pip", "python3 -m pip download --no-deps --retries 0 --timeout 5 -d dl --index-url http://1.1.1.1/simple nothing-here", "network access is off: ", true},
 	}
 	root := os.Getuid() == 0
-	for _, helper := range []bool{false, true} {
+	// The spawn paths: forked from a sandboxed thread; through the helper,
+	// a namespace per session; through the helper without namespaces
+	// (a host that refuses them: Landlock carved, seccomp).
+	for _, spawn := range []string{"thread", "helper", "plain"} {
 		pol, err := policy.Parse([]byte("[approval]\nmode = \"never\"\n[sandbox]\nexclude_slash_tmp = true\n"), "t.toml")
 		if err != nil {
 			t.Fatal(err)
 		}
 		ws := filepath.Join(t.TempDir(), "ws")
 		os.MkdirAll(ws, 0o755)
-		o, err := New(Config{Policy: pol, Workspace: ws, HelperPerSession: helper})
+		cfg := Config{Policy: pol, Workspace: ws, HelperPerSession: spawn == "helper"}
+		if spawn == "plain" {
+			cfg.Manager = unifiedexec.New(unifiedexec.Config{Workspace: ws, NoIsolation: true})
+			st := sandbox.HostStatus()
+			st.Namespaces, st.ThreadSandbox = false, false
+			st.NamespaceErr = "none here (test)"
+			cfg.Status = &st
+			pol.Sandbox.Required = false
+		}
+		o, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(o.Close)
 		for _, c := range cases {
-			t.Run(map[bool]string{false: "thread", true: "helper"}[helper]+"/"+c.name, func(t *testing.T) {
+			t.Run(spawn+"/"+c.name, func(t *testing.T) {
 				if root && !c.root {
 					t.Skip("root reads every file")
 				}
@@ -120,7 +132,7 @@ func TestAttribution(t *testing.T) {
 		if len(snaps) != 1 || !strings.Contains(snaps[0].Output, "cannot rehash") || snaps[0].Sandbox != "workspace-write, network off" {
 			t.Fatalf("snapshots: %+v", snaps)
 		}
-		if strings.HasPrefix(snaps[0].File, home) {
+		if spawn != "plain" && strings.HasPrefix(snaps[0].File, home) { // (plain: a manager of the test's, its default folder)
 			t.Fatalf("the snapshot lies in HOME, under /tmp, which commands may write: %s", snaps[0].File)
 		}
 	}

@@ -178,7 +178,7 @@ func TestElicitationRetryIsItsOwnQuestion(t *testing.T) {
 func TestAnswerOnlyWhatWasAsked(t *testing.T) {
 	requireSandbox(t)
 	ws := t.TempDir()
-	pol, err := policy.Parse([]byte("[approval]\nmode = \"untrusted\"\n"), "test-policy.toml")
+	pol, err := policy.Parse([]byte("[approval]\nmode = \"untrusted\"\n[sandbox]\nexclude_slash_tmp = true\n"), "test-policy.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,10 @@ func TestAnswerOnlyWhatWasAsked(t *testing.T) {
 	}
 	defer o.Close()
 	s := New(o, "test")
-	args := []byte(`{"cmd": "grep -c NoNewPrivs:.1 /proc/self/status > out; echo 'x: Permission denied'; exit 1", "login": false}`)
+	// A real denial: a folder the user may write, outside the writable
+	// roots (the policy excludes /tmp).
+	outside, _ := filepath.EvalSymlinks(t.TempDir())
+	args := []byte(`{"cmd": "grep -c NoNewPrivs:.1 /proc/self/status > out; touch ` + outside + `/x", "login": false}`)
 	meta := mcp.Meta{mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{}}}
 	approve := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "approve"}}
 	call := func(state string, answers mcp.InputResponseMap) *mcp.CallToolResult {

@@ -42,7 +42,7 @@ var Tools = []ToolDef{
 			"cmd":                 prop("string", "Shell command to run."),
 			"workdir":             prop("string", "Working directory, relative to the workspace (default: the workspace)."),
 			"shell":               prop("string", "Shell to run cmd with: a shell listed in /etc/shells that the policy can read (bash, sh, dash, ...), by path or name (default /bin/bash)."),
-			"login":               prop("boolean", "Run the shell as a login shell, -lc (default true); false uses -c."),
+			"login":               prop("boolean", "Run with the login shell's environment, as -lc would (default true): the profile runs once and is restored for each command; false uses a plain -c shell."),
 			"tty":                 prop("boolean", "Run in a pseudo-terminal (for interactive programs); default false: pipes, stdin closed."),
 			"rows":                prop("integer", "Terminal rows when tty is true (default 24)."),
 			"cols":                prop("integer", "Terminal columns when tty is true (default 80)."),

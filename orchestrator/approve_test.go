@@ -283,10 +283,12 @@ func checkEscaped(t *testing.T, txt string) {
 // TestApprovedRetryRuns: approving the question to run without the
 // sandbox runs the command again without it, on both paths.
 func TestApprovedRetryRuns(t *testing.T) {
-	cmd := probe + "; echo 'x: Permission denied' >&2; exit 1"
 	for _, p := range paths {
 		t.Run(p.name, func(t *testing.T) {
-			f := newFixture(t, "untrusted", "", approval.ApproveOnce, approval.ApproveOnce)
+			// A real denial: a folder the user may write, outside the
+			// writable roots.
+			cmd := probe + "; touch " + outside(t) + "/x"
+			f := newFixture(t, "untrusted", "[sandbox]\nexclude_slash_tmp = true\n", approval.ApproveOnce, approval.ApproveOnce)
 			out, err := p.run(t, f, cmd)
 			if err != nil {
 				t.Fatal(err)

@@ -101,12 +101,12 @@ func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Resp
 	switch out.Note {
 	case noteNotRetried:
 		if out.Mode == "never" {
-			resp.Notes = append(resp.Notes, "The sandbox likely blocked this ("+why+"). Approval mode is never, so it was not retried without the sandbox.")
+			resp.Notes = append(resp.Notes, "The sandbox blocked this ("+why+"). Approval mode is never, so it was not retried without the sandbox.")
 		} else {
-			resp.Notes = append(resp.Notes, "The sandbox likely blocked this ("+why+"). If the command needs more access, run it again with sandbox_permissions = \"require_escalated\" and a justification.")
+			resp.Notes = append(resp.Notes, "The sandbox blocked this ("+why+"). If the command needs more access, run it again with sandbox_permissions = \"require_escalated\" and a justification.")
 		}
 	case noteDeclined:
-		resp.Notes = append(resp.Notes, "The sandbox likely blocked this ("+why+"); running it without the sandbox was declined.")
+		resp.Notes = append(resp.Notes, "The sandbox blocked this ("+why+"); running it without the sandbox was declined.")
 		if out.Abort {
 			return nil, &RefusedError{Reason: "aborted by the user after a sandbox denial; stop and ask the user how to proceed", Abort: true}
 		}
@@ -119,7 +119,7 @@ func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Resp
 // spawn starts the command as a session under mode's sandbox; the
 // attempt has exited when the session ended within its first window.
 func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, mode string, ev event) (*attempt, error) {
-	sb, sandboxed, notes, err := o.sandboxFor(o.pol.Sandbox, mode)
+	sb, sandboxed, notes, plan, err := o.sandboxFor(o.pol.Sandbox, mode)
 	if err != nil {
 		ev.Event, ev.Sandbox, ev.Reason = "refused", mode, err.Error()
 		o.audit.write(ev)
@@ -139,14 +139,22 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 	if err := o.audit.write(ev); err != nil {
 		return nil, err
 	}
+	watch := o.watch(sb, plan)
+	req.Sandbox = sb
 	resp, err := o.m.Exec(ctx, req)
+	watch.Started()
 	if err != nil {
+		watch.Close()
 		return nil, err
 	}
 	resp.Notes = append(resp.Notes, o.gitCheck(ev)...)
-	a := &attempt{Mode: mode, Sandboxed: sandboxed, Exited: resp.ExitCode != nil, Output: resp.Output, resp: resp, notes: notes}
+	a := &attempt{Mode: mode, Sandboxed: sandboxed, Exited: resp.ExitCode != nil, Output: resp.Output, resp: resp, notes: notes, plan: plan}
 	if a.Exited {
 		a.Code, a.Quick = *resp.ExitCode, true
+		// Its whole tree is gone: what was refused is final. (A session
+		// still running keeps its watch, which ends with the session.)
+		a.net = watch.Refused()
+		watch.Close()
 	}
 	return a, nil
 }

@@ -41,6 +41,10 @@ type Config struct {
 	// NetworkResolver resolves names for the egress proxy in allowlist
 	// mode; nil is the system's (tests map names to local servers).
 	NetworkResolver egress.Resolver
+	// OnSnapshot is passed to the manager it creates (see
+	// unifiedexec.Config): each login shell's snapshot, with what its
+	// profile printed, for a log.
+	OnSnapshot func(unifiedexec.SnapshotInfo)
 }
 
 // Orchestrator takes one request through approval, sandbox choice, spawn,
@@ -119,8 +123,20 @@ func New(cfg Config) (*Orchestrator, error) {
 	}
 	o.startNetwork(cfg.NetworkResolver)
 	o.m = cfg.Manager
-	if o.m == nil {
+	if o.m != nil {
+		// Its snapshots are kept read-only for commands all the same.
+		if dir := o.m.SnapshotDir(); os.MkdirAll(dir, 0o700) == nil {
+			o.readOnly = append(o.readOnly, dir)
+		}
+	} else {
+		// The login shells' snapshots: commands read them, and must not
+		// write them (a snapshot runs in every later command, the
+		// unsandboxed retries too).
+		snapDir := o.snapshotDir(o.pol.Sandbox)
+		o.readOnly = append(o.readOnly, snapDir)
 		o.m = unifiedexec.New(unifiedexec.Config{
+			SnapshotDir:      snapDir,
+			OnSnapshot:       cfg.OnSnapshot,
 			Workspace:        ws,
 			Env:              o.pol.Env.Build(os.Environ()),
 			MaxSessions:      o.pol.Limits.MaxSessions,
@@ -211,7 +227,7 @@ func isNeedInput(err error) bool {
 // whether it ran, so that a status never claims what a spawn would not
 // give. It asks nothing and writes no audit line.
 func (o *Orchestrator) Check(ctx context.Context) error {
-	sb, _, _, err := o.sandboxFor(o.pol.Sandbox, o.pol.Sandbox.Mode)
+	sb, _, _, _, err := o.sandboxFor(o.pol.Sandbox, o.pol.Sandbox.Mode)
 	if err != nil {
 		return err
 	}

@@ -208,12 +208,14 @@ func TestOnFailureRetry(t *testing.T) {
 }
 
 func TestNeverReturnsDenial(t *testing.T) {
+	// A folder the user may write, outside the writable roots.
+	target, _ := filepath.EvalSymlinks(t.TempDir())
 	f := newFixture(t, "never", "[sandbox]\nexclude_slash_tmp = true\n")
-	r, err := f.exec(t, "touch /etc/ue-never", false, "")
+	r, err := f.exec(t, "touch "+target+"/ue-never", false, "")
 	if err != nil || *r.ExitCode == 0 || len(f.p.Asked()) != 0 {
 		t.Fatalf("%v %+v", err, r)
 	}
-	if !strings.Contains(strings.Join(r.Notes, " "), "sandbox likely blocked") {
+	if !strings.Contains(strings.Join(r.Notes, " "), "sandbox blocked this (writing "+target+"/ue-never (outside the writable roots)") {
 		t.Fatalf("no denial note: %v", r.Notes)
 	}
 	if _, err := f.exec(t, "true", true, "need it"); err == nil || !strings.Contains(err.Error(), "approval mode is never") {

@@ -38,6 +38,11 @@ type attempt struct {
 	Interrupted bool
 	// Output is what denial detection reads.
 	Output string
+	// plan is the plan it ran under (nil: none), and net the socket calls
+	// its sandbox refused (counted: see sandbox.NetWatch), for
+	// sandbox.Attribute.
+	plan *sandbox.Plan
+	net  sandbox.NetRefusals
 
 	// resp is the MCP response, for Exec.
 	resp *unifiedexec.Response
@@ -146,7 +151,8 @@ func (o *Orchestrator) pipeline(ctx context.Context, p *pipe) (*outcome, error) 
 		o.exitEvent(ev, first, p.started)
 		return out, nil
 	}
-	denied, why := sandbox.DetectDenial(true, first.Code, first.Output)
+	denial, denied := sandbox.Attribute(o.evidence(first, p.areq.Cwd))
+	why := denial.String()
 	if st.First != nil {
 		denied, why = true, st.Denial
 	}
@@ -266,46 +272,46 @@ func (o *Orchestrator) approve(ctx context.Context, p approval.Prompter, areq ap
 // sandboxFor compiles the plan for sp in mode — anew for every command,
 // so paths that appeared since (a .git after git init) are protected — and
 // checks the host can enforce it. It returns the sandbox to run under
-// (nil: none), whether the command will really be sandboxed, and notes
+// (nil: none), whether the command will really be sandboxed, notes
 // that say how it runs when the policy allows less than the whole
-// sandbox (required = false).
-func (o *Orchestrator) sandboxFor(sp policy.Sandbox, mode string) (sb *unifiedexec.Sandbox, sandboxed bool, notes []string, err error) {
+// sandbox (required = false), and the plan (nil when not sandboxed).
+func (o *Orchestrator) sandboxFor(sp policy.Sandbox, mode string) (sb *unifiedexec.Sandbox, sandboxed bool, notes []string, _ *sandbox.Plan, err error) {
 	o.gitBaseline()
 	if mode == policy.ModeDangerFullAccess {
-		return nil, false, nil, nil
+		return nil, false, nil, nil, nil
 	}
 	sp.Mode = mode
 	plan, err := sandbox.Compile(sp, o.ws)
 	if err != nil {
-		return nil, false, nil, err
+		return nil, false, nil, nil, err
 	}
 	plan.AddReadOnlyFiles(o.readOnly...)
 	plan, notes, err = o.egressPlan(plan, sp)
 	if err != nil {
-		return nil, false, nil, err
+		return nil, false, nil, nil, err
 	}
 	if missing := o.status.Missing(plan); len(missing) > 0 {
 		if sp.Required {
-			return nil, false, nil, fmt.Errorf("%w: this host lacks %s; set [sandbox] required = false to run unsandboxed, or mode = \"danger-full-access\"", ErrSandboxUnavailable, strings.Join(missing, ", "))
+			return nil, false, nil, nil, fmt.Errorf("%w: this host lacks %s; set [sandbox] required = false to run unsandboxed, or mode = \"danger-full-access\"", ErrSandboxUnavailable, strings.Join(missing, ", "))
 		}
-		return nil, false, []string{"Running WITHOUT the sandbox: this host lacks " + strings.Join(missing, ", ") + " (policy: required = false)."}, nil
+		return nil, false, []string{"Running WITHOUT the sandbox: this host lacks " + strings.Join(missing, ", ") + " (policy: required = false)."}, nil, nil
 	}
 	if lost := o.status.Unenforced(plan); len(lost) > 0 {
 		if sp.Required {
-			return nil, false, nil, fmt.Errorf("%w: %s, so commands would run without %s. To fix: %s, or set [sandbox] required = false to run commands under Landlock and seccomp alone", ErrSandboxUnavailable, o.status.NamespaceErr, strings.Join(lost, ", nor "), o.status.NamespaceFix())
+			return nil, false, nil, nil, fmt.Errorf("%w: %s, so commands would run without %s. To fix: %s, or set [sandbox] required = false to run commands under Landlock and seccomp alone", ErrSandboxUnavailable, o.status.NamespaceErr, strings.Join(lost, ", nor "), o.status.NamespaceFix())
 		}
 		notes = append(notes, "Sandboxed by Landlock and seccomp alone ("+o.status.NamespaceErr+"; policy: required = false), without "+strings.Join(lost, ", nor ")+".")
 	}
 	payload, err := plan.Marshal()
 	if err != nil {
-		return nil, false, nil, err
+		return nil, false, nil, nil, err
 	}
-	sb = &unifiedexec.Sandbox{Payload: payload}
+	sb = &unifiedexec.Sandbox{Payload: payload, Key: sandboxKey(plan)}
 	if o.status.ThreadSandbox {
 		sb.Thread = sandbox.ApplyThread
 	}
 	o.enterEgress(sb, plan)
-	return sb, true, notes, nil
+	return sb, true, notes, &plan, nil
 }
 
 // exitEvent writes how a run ended, or that it goes on as a session.

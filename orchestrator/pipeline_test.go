@@ -140,14 +140,16 @@ func checkPipeline(t *testing.T, name, mode, rules string, fullAccess bool, cmd 
 		state:    &State{},
 	}
 	p.run = func(ctx context.Context, m string) (*attempt, error) {
-		_, sandboxed, _, err := o.sandboxFor(pol.Sandbox, m)
+		_, sandboxed, _, plan, err := o.sandboxFor(pol.Sandbox, m)
 		if err != nil {
 			return nil, err // required sandbox unavailable: nothing runs
 		}
 		runs = append(runs, run{m, sandboxed})
-		at := &attempt{Mode: m, Sandboxed: sandboxed, Exited: true, Quick: true}
+		at := &attempt{Mode: m, Sandboxed: sandboxed, Exited: true, Quick: true, plan: plan}
 		if denied && sandboxed {
-			at.Code, at.Output = 1, "touch: cannot touch '/etc/x': Permission denied\n"
+			// A refusal counted by the sandbox: exact evidence.
+			at.Code, at.Output = 7, "curl: (7) Couldn't connect to server\n"
+			at.net.Add(2)
 		}
 		return at, nil
 	}

@@ -103,9 +103,9 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 	why := approval.Escape(out.Why)
 	switch out.Note {
 	case noteNotRetried:
-		note(fmt.Sprintf("the sandbox likely blocked this (%s); not retried (approval mode %s)", why, out.Mode))
+		note(fmt.Sprintf("the sandbox blocked this (%s); not retried (approval mode %s)", why, out.Mode))
 	case noteDeclined:
-		note(fmt.Sprintf("the sandbox likely blocked this (%s); not run again without it", why))
+		note(fmt.Sprintf("the sandbox blocked this (%s); not run again without it", why))
 	case noteRetried:
 		note(fmt.Sprintf("the sandbox blocked the first run (%s); it ran again without the sandbox", why))
 	}
@@ -114,7 +114,7 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 
 // stream runs the wrapper's command once under mode, on its streams.
 func (o *Orchestrator) stream(ctx context.Context, req RunRequest, pol *policy.Policy, mode string, ev event, note func(string)) (*attempt, error) {
-	sb, sandboxed, notes, err := o.sandboxFor(pol.Sandbox, mode)
+	sb, sandboxed, notes, plan, err := o.sandboxFor(pol.Sandbox, mode)
 	if err != nil {
 		ev.Event, ev.Sandbox, ev.Reason = "refused", mode, err.Error()
 		o.audit.write(ev)
@@ -141,10 +141,13 @@ func (o *Orchestrator) stream(ctx context.Context, req RunRequest, pol *policy.P
 			stderr = null
 		}
 	}
+	watch := o.watch(sb, plan)
 	res, err := o.m.Stream(ctx, unifiedexec.StreamRequest{
 		Argv: req.Argv, Stdin: req.Stdin, Stdout: stdout, Stderr: stderr,
 		Sandbox: sb, Env: o.egressEnv(sb), Signals: req.Signals,
 	})
+	watch.Started()
+	defer watch.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +159,7 @@ func (o *Orchestrator) stream(ctx context.Context, req RunRequest, pol *policy.P
 		// Timed from the command's own start, not from before a question.
 		Quick:       res.Ran < unifiedexec.DefaultExecYield,
 		Interrupted: res.Interrupted, Output: res.Tail, notes: notes,
+		plan: plan, net: watch.Refused(),
 	}, nil
 }
 

@@ -96,3 +96,7 @@ type (
 	Response     = unifiedexec.Response
 	SessionInfo  = unifiedexec.SessionInfo
 )
+
+// SnapshotInfo is a login shell's snapshot as the engine took it, for a
+// host's log (Config.OnSnapshot).
+type SnapshotInfo = unifiedexec.SnapshotInfo

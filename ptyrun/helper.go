@@ -26,11 +26,19 @@ type Helper struct {
 	// helper or the command, which inherits what it changed (the egress
 	// network namespace); that thread is never reused.
 	Enter func() error
+	// Files are given to the re-executed helper only, as descriptors
+	// HelperFileFD(0), HelperFileFD(1), …, for what applies Payload
+	// there; the command never inherits them. Unused by Thread.
+	Files []*os.File
 	// Isolate runs the helper as PID 1 of a new PID and mount namespace with
 	// its own /proc: the command cannot see or signal processes outside its
 	// session, and killing the helper kills every descendant.
 	Isolate bool
 }
+
+// HelperFileFD is the descriptor of Helper.Files[i] in the helper (after
+// its header and status pipes, 3 and 4).
+func HelperFileFD(i int) int { return 5 + i }
 
 // helperArg0 is argv[0] of a re-executed helper; [MaybeRunHelper] looks
 // for it. The payload itself never travels in argv or the environment.

@@ -161,7 +161,7 @@ func (p *Process) start() error {
 		}
 		payloadW, statusW = pw, sw
 		p.status = sr
-		extra = []*os.File{pr, sw}
+		extra = append([]*os.File{pr, sw}, spec.Helper.Files...)
 		defer pr.Close()
 	} else {
 		cmd = exec.Command(argv[0], argv[1:]...)

@@ -64,6 +64,9 @@ func Apply(payload []byte) error {
 	if err := applyLandlock(plan, abi, mounts); err != nil {
 		return err
 	}
+	if plan.NotifyFD > 0 {
+		return applySeccompReport(plan)
+	}
 	return applySeccomp(plan)
 }
 

@@ -80,9 +80,14 @@
 //
 // # Denials
 //
-// [DetectDenial] decides, from the exit code and the output alone,
-// whether a failed command was likely stopped by the sandbox, so the
-// caller can offer to retry it unsandboxed.
+// [Attribute] decides whether the sandbox stopped a failed command, so the
+// caller can offer to run it again without: only on evidence of what the
+// sandbox refused — a path named in the output that the plan refuses
+// while the server itself could use it, or socket calls the filter
+// refused, counted by a [NetWatch] (the refused families go to a seccomp
+// user notification that the server answers with EPERM), or SIGSYS.
+// Text alone is never a denial. [DetectDenial] is the text half: whether
+// a line is a refusal message, where tools put one.
 //
 // # Tests
 //

@@ -70,6 +70,11 @@ type Plan struct {
 	// egress network namespace, which has only loopback; sockets of the
 	// families that namespace isolates are allowed (see egressFamilies).
 	Egress bool `json:"egress,omitempty"`
+	// NotifyFD, when set (network off), is the descriptor of the helper
+	// on which [Apply] sends the listener of the filter that refuses
+	// sockets, so that each refusal is counted (see [NetWatch]).
+	// [ApplyThread] ignores it.
+	NotifyFD int `json:"notify_fd,omitempty"`
 
 	// WritableRoots are the resolved writable directories, none inside
 	// another. Empty in read-only mode.

@@ -54,6 +54,10 @@ type Status struct {
 	// inside a program namespace (ptyrun.EnterNamespace), sessions then
 	// start without re-executing a helper.
 	ThreadSandbox bool
+	// NetWatch is true when the socket calls the sandbox refuses can be
+	// counted ([NetWatch]: seccomp user notifications), so that a network
+	// denial is known, not guessed.
+	NetWatch bool
 }
 
 var host struct {
@@ -81,6 +85,7 @@ func HostStatus() Status {
 			host.st.UserNamespace = kind == userns.User || !host.st.Root
 		}
 		host.st.ThreadSandbox = ThreadAvailable() == nil
+		host.st.NetWatch = NetWatchAvailable() == nil
 	})
 	return host.st
 }
@@ -183,6 +188,11 @@ func (s Status) String() string {
 	}
 	if s.Seccomp {
 		b.WriteString("seccomp: yes (network off = only AF_UNIX sockets; ptrace, process_vm_*, io_uring_*, keyrings, TIOCSTI refused)\n")
+		if s.NetWatch {
+			b.WriteString("network denials: counted (each refused socket call goes to the server, which answers EPERM and counts it)\n")
+		} else {
+			b.WriteString("network denials: not counted here (no seccomp user notifications): a refused socket call is not reported\n")
+		}
 	} else {
 		b.WriteString("seccomp: MISSING (" + seccompMissing() + "): network, ptrace and io_uring cannot be blocked\n")
 	}

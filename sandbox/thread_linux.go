@@ -44,6 +44,13 @@ func ThreadAvailable() error {
 // it costs no exec: it is the fast path when the program runs in a PID
 // namespace of its own.
 func ApplyThread(payload []byte, tty string) error {
+	return applyThread(payload, tty, nil)
+}
+
+// applyThread is ApplyThread; with listen set and the network off, the
+// refused socket calls go to a listener instead, handed to listen (see
+// [NetWatch]).
+func applyThread(payload []byte, tty string, listen func(fd int)) error {
 	plan, err := Unmarshal(payload)
 	if err != nil {
 		return err
@@ -87,6 +94,14 @@ func ApplyThread(payload []byte, tty string) error {
 	defer unix.Close(fd)
 	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
 		return fmt.Errorf("landlock: restricting this thread: %w", err)
+	}
+	if listen != nil && listenable(plan) {
+		fd, err := applySeccompThreadListen(plan)
+		if err != nil {
+			return err
+		}
+		listen(fd)
+		return nil
 	}
 	return applySeccompThread(plan)
 }

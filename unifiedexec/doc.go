@@ -15,4 +15,11 @@
 // sequences interpreted or dropped, carriage-return redraws folded,
 // movement bounded by the terminal's width, so the text is at most a
 // constant times what the command wrote.
+//
+// A login command (login true, the default) does not re-run the user's
+// profile each time: the login shell runs once, sandboxed as commands
+// are, and its functions, aliases, options and environment are restored
+// in a non-login shell (bash through BASH_ENV, zsh through ZDOTDIR, sh by
+// sourcing); what the profile printed stays out of commands' output
+// ([SnapshotInfo], [Manager.Snapshots]). See snapshot.go.
 package unifiedexec

@@ -69,6 +69,16 @@ type Config struct {
 	// NoIsolation disables the PID namespace per session even where it is
 	// available (the kill then relies on process groups and markers).
 	NoIsolation bool
+	// SnapshotDir is where the snapshots of login shells go (a folder of
+	// the manager's own is made in it, removed by Close): a place
+	// commands can read and not write. Empty = [DefaultSnapshotDir].
+	SnapshotDir string
+	// OnSnapshot, if set, is told of each snapshot of a login shell taken
+	// (or failed), with what its profile printed.
+	OnSnapshot func(SnapshotInfo)
+	// SnapshotTimeout bounds the login shell's run for a snapshot; 0 =
+	// 10 s. Past it, login commands run with -lc.
+	SnapshotTimeout time.Duration
 }
 
 // Manager runs commands and keeps their sessions between calls. Its zero
@@ -85,7 +95,8 @@ type Manager struct {
 	termMu      sync.Mutex
 	terms       map[*terminalMirror]bool
 	termsPaused bool
-	bg          sync.WaitGroup // kills of pruned sessions, exit watchers; started under mu while !closed
+	bg          sync.WaitGroup // kills of pruned sessions, exit watchers, snapshots; started under mu while !closed
+	snaps       snapshots      // the login shells' snapshots (see snapshot.go)
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -189,6 +200,17 @@ type Sandbox struct {
 	// (or its helper) before anything else, and the command inherits
 	// what it changed: the egress network namespace of allowlist mode.
 	Enter func() error
+	// Files are given to the re-executed helper only (see
+	// ptyrun.Helper.Files), never to the command.
+	Files []*os.File
+	// Key names what the sandbox allows (its mode and network, say):
+	// login commands under sandboxes of one key share one snapshot of the
+	// login shell; "" is a key of its own.
+	Key string
+	// Plain is this sandbox without what belongs to one run (Files, a
+	// Thread that reports to it), for the login shell's snapshot; nil
+	// means this one.
+	Plain *Sandbox
 }
 
 // helperFor is how a command under sb (nil: unsandboxed) starts under
@@ -213,18 +235,18 @@ func (m *Manager) strategyHelper(sb *Sandbox) *ptyrun.Helper {
 		if sb.Thread != nil {
 			return &ptyrun.Helper{Payload: sb.Payload, Thread: sb.Thread}
 		}
-		return &ptyrun.Helper{Payload: sb.Payload, Isolate: true}
+		return &ptyrun.Helper{Payload: sb.Payload, Files: sb.Files, Isolate: true}
 	case StrategyHelper:
 		h := &ptyrun.Helper{Isolate: true}
 		if sb != nil {
-			h.Payload = sb.Payload
+			h.Payload, h.Files = sb.Payload, sb.Files
 		}
 		return h
 	}
 	if sb == nil {
 		return nil
 	}
-	return &ptyrun.Helper{Payload: sb.Payload}
+	return &ptyrun.Helper{Payload: sb.Payload, Files: sb.Files}
 }
 
 // MaxProcesses is the process limit each session gets (0: none).
@@ -303,9 +325,14 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	if _, err := exec.LookPath(shell); err != nil {
 		return nil, fmt.Errorf("shell %q not found or not executable: use an installed shell such as /bin/bash or /bin/sh", shell)
 	}
-	flag := "-lc"
-	if req.Login != nil && !*req.Login {
-		flag = "-c"
+	argv := []string{shell, "-c", req.Cmd}
+	env := BuildEnv(MergeEnv(m.baseEnv(), req.Env), req.TTY)
+	var snapNotes []string
+	if req.Login == nil || *req.Login {
+		var err error
+		if argv, env, snapNotes, err = m.loginArgv(ctx, shell, req.Cmd, env, req.Sandbox); err != nil {
+			return nil, err
+		}
 	}
 	s := &session{
 		cmd:     req.Cmd,
@@ -323,9 +350,9 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	}
 	helper := m.helperFor(req.Sandbox)
 	spec := ptyrun.Spec{
-		Argv:     []string{shell, flag, req.Cmd},
+		Argv:     argv,
 		Dir:      dir,
-		Env:      BuildEnv(MergeEnv(m.baseEnv(), req.Env), req.TTY),
+		Env:      env,
 		TTY:      req.TTY,
 		Rows:     req.Rows,
 		Cols:     req.Cols,
@@ -354,7 +381,7 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 		return nil, err
 	}
 	resp := m.window(ctx, s, started, yieldOf(req.Yield, DefaultExecYield), req.MaxOutputTokens, req.Observe)
-	resp.Notes = append(append(notes, req.Notes...), resp.Notes...)
+	resp.Notes = append(append(append(notes, req.Notes...), snapNotes...), resp.Notes...)
 	if resp.ExitCode != nil {
 		// A command that ended in its first window leaves no session.
 		m.mu.Lock()
@@ -684,7 +711,9 @@ func (m *Manager) Close() {
 		wg.Go(func() { s.proc.Kill(m.cfg.KillGrace) })
 	}
 	wg.Wait()
+	m.cancelSnapshots()
 	m.bg.Wait()
+	m.removeSnapshots()
 }
 
 // watchExit reports a session's exit when no call is waiting on it.
@@ -717,3 +746,7 @@ func newChunkID() string {
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// HelperFileFD is the descriptor the re-executed helper finds
+// Sandbox.Files[i] at.
+func HelperFileFD(i int) int { return ptyrun.HelperFileFD(i) }

@@ -47,7 +47,7 @@ func cmdSandbox(args []string) int {
 	}
 	defer o.Close()
 	report, ok := sandboxReport(o)
-	fmt.Print(report)
+	fmt.Print(report + snapshotReport(o))
 	if !ok {
 		return 1
 	}

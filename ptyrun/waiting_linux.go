@@ -6,15 +6,21 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // WaitingForInput reports whether the terminal's foreground process is
 // blocked reading the terminal — in read(2) on it, or in poll/select with
-// it among the descriptors it waits on — and no input is pending for it.
-// A program that merely sleeps, computes or waits on the network is not
-// waiting for input. Always false for pipe sessions.
+// it the only descriptor it waits on, with no timeout or one of at least
+// [SettledWait] — no input is pending for it, and everything it printed
+// has been delivered to Spec.Output. A program that merely sleeps,
+// computes or waits on the network is not waiting for input, nor is one
+// that waits briefly on its terminal before acting on its own (vim, on
+// its way out, waits 100 ms for a terminal's answers and then restores
+// the terminal, discarding what was typed meanwhile). Always false for
+// pipe sessions.
 func (p *Process) WaitingForInput() bool {
 	if p.input == nil || p.ttyName == "" {
 		return false
@@ -29,11 +35,18 @@ func (p *Process) WaitingForInput() bool {
 	if err != nil || pgid <= 0 {
 		return false
 	}
-	if pendingInput(p.ttyName) {
+	if !blockedOnTTY(pgid, p.ttyName) || pendingInput(p.ttyName) {
 		return false
 	}
-	return blockedOnTTY(pgid, p.ttyName)
+	// Blocked reading: what it printed before is in the terminal or
+	// already delivered.
+	return p.drained()
 }
+
+// SettledWait is the shortest timeout of a poll or select on the terminal
+// that counts as waiting for input: a shorter wait is a program about to
+// act on its own.
+const SettledWait = time.Second
 
 // pendingInput reports whether the terminal holds input its reader has
 // not consumed yet.
@@ -86,9 +99,50 @@ func blockedOnTTY(pid int, tty string) bool {
 		target, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(fd))
 		return err == nil && target == tty
 	}
+	// timed reports whether the wait has a timeout shorter than
+	// SettledWait: the timeout argument of poll in ms, or a pointer to a
+	// timespec (ppoll, pselect6) or timeval (select), NULL for none.
+	timed := func(nr int) bool {
+		var ns int64
+		switch nr {
+		case calls.poll:
+			ms := int32(arg(2))
+			if ms < 0 {
+				return false
+			}
+			ns = int64(ms) * int64(time.Millisecond)
+		default:
+			i := 2
+			if nr == calls.sel || nr == calls.pselect {
+				i = 4
+			}
+			if arg(i) == 0 {
+				return false
+			}
+			var t [16]byte
+			if !readMem(pid, arg(i), t[:]) {
+				return true // cannot tell: not settled
+			}
+			sec, frac := int64(binary.LittleEndian.Uint64(t[:])), int64(binary.LittleEndian.Uint64(t[8:]))
+			if nr == calls.sel {
+				frac *= 1000 // microseconds
+			}
+			if sec >= int64(SettledWait/time.Second)+1 {
+				return false
+			}
+			ns = sec*int64(time.Second) + frac
+		}
+		return ns < int64(SettledWait)
+	}
 	switch nr {
 	case calls.read:
 		return isTTY(int(arg(0)))
+	case calls.poll, calls.ppoll, calls.sel, calls.pselect:
+		if timed(nr) {
+			return false
+		}
+	}
+	switch nr {
 	case calls.poll, calls.ppoll:
 		n := min(int(arg(1)), 64)
 		buf := make([]byte, 8*n)

@@ -211,7 +211,7 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		ExecRequest: unifiedexec.ExecRequest{
 			Cmd: a.Cmd, Workdir: a.Workdir, Shell: a.Shell, Login: a.Login, TTY: a.TTY,
 			Rows: rows, Cols: cols, Yield: ms(a.YieldTimeMS), MaxOutputTokens: tokens(a.MaxOutputTokens),
-			Observe: stop.observe,
+			Observe: stop.observe, Started: stop.started,
 		},
 		Escalate:      escalate,
 		Justification: a.Justification,

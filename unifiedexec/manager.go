@@ -182,6 +182,10 @@ type ExecRequest struct {
 	// Observe, if set, sees clean output as it arrives during this call's
 	// window (for progress notifications). It must not block.
 	Observe func([]byte)
+	// Started, if set, is told the session's id once the command runs,
+	// before the window: a caller whose context ends during the window
+	// gets no response, and knows the session from it.
+	Started func(id int)
 }
 
 // WriteRequest is one write_stdin call.
@@ -205,9 +209,16 @@ var (
 	ErrClosed         = errors.New("the manager is closed")
 )
 
-// Exec starts a command and waits for its first window of output.
+// Exec starts a command and waits for its first window of output. If ctx
+// ends during the window, Exec returns ctx's error (naming the session)
+// and consumes nothing: the output and exit of the window are the next
+// call's, and the command runs on. A ctx ended before the call starts no
+// command.
 func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) {
 	started := time.Now()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(req.Cmd) == "" {
 		return nil, ErrEmptyCommand
 	}
@@ -275,7 +286,13 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 		proc.Kill(m.cfg.KillGrace)
 		return nil, err
 	}
-	resp := m.window(ctx, s, started, yieldOf(req.Yield, DefaultExecYield), req.MaxOutputTokens, req.Observe)
+	if req.Started != nil {
+		req.Started(s.id)
+	}
+	resp, err := m.window(ctx, s, started, yieldOf(req.Yield, DefaultExecYield), req.MaxOutputTokens, req.Observe)
+	if err != nil {
+		return nil, fmt.Errorf("session %d: %w", s.id, err)
+	}
 	resp.Notes = append(append(notes, req.Notes...), resp.Notes...)
 	if resp.ExitCode != nil {
 		// A command that ended in its first window leaves no session.
@@ -287,7 +304,9 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	return resp, nil
 }
 
-// Write sends input to a session and waits for a window of output.
+// Write sends input to a session and waits for a window of output. If ctx
+// ends during the window, Write returns ctx's error and consumes nothing
+// (the input, once written, stays written).
 func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error) {
 	started := time.Now()
 	var input []byte
@@ -342,16 +361,20 @@ func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error
 		}
 	}
 	m.touch(s)
-	resp := m.window(ctx, s, started, yield, req.MaxOutputTokens, req.Observe)
+	resp, err := m.window(ctx, s, started, yield, req.MaxOutputTokens, req.Observe)
+	if err != nil {
+		return nil, err
+	}
 	if note != "" {
 		resp.Notes = append(resp.Notes, note)
 	}
 	return resp, nil
 }
 
-// window waits until the yield deadline, the process's exit (after its
-// output drained), or ctx's end, then takes the session's pending output.
-func (m *Manager) window(ctx context.Context, s *session, started time.Time, yield time.Duration, maxTokens int, observe func([]byte)) *Response {
+// window waits until the yield deadline or the process's exit (after its
+// output drained), then takes the session's pending output. If ctx ends
+// first, it returns ctx's error and takes nothing.
+func (m *Manager) window(ctx context.Context, s *session, started time.Time, yield time.Duration, maxTokens int, observe func([]byte)) (*Response, error) {
 	if maxTokens <= 0 {
 		maxTokens = m.cfg.MaxOutputTokens
 	}
@@ -402,6 +425,9 @@ loop:
 			}
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	r := s.respond(started, maxTokens)
 	if waiting && r.ExitCode == nil {
 		r.Notes = append(r.Notes, WaitingNote)
@@ -410,7 +436,7 @@ loop:
 		s.refusedSeen = n
 		r.Notes = append(r.Notes, fmt.Sprintf("The session hit its process limit (%d processes and threads): %d forks failed. Raise [limits] max_processes if the command really needs more.", m.cfg.MaxProcesses, n))
 	}
-	return r
+	return r, nil
 }
 
 // WaitingNote follows the session line when a window ended early because
@@ -609,16 +635,13 @@ func (m *Manager) Close() {
 	m.bg.Wait()
 }
 
-// watchExit reports a session's exit when no call is waiting on it.
+// watchExit reports a session's exit when no call reported it: it waits
+// for the call in progress, if any, to end (a call that was cancelled
+// reports nothing).
 func (m *Manager) watchExit(s *session) {
 	<-s.proc.Done()
-	select {
-	case s.calls <- struct{}{}:
-		// Nobody is in a call on this session.
-		<-s.calls
-	default:
-		return // the call in progress reports the exit
-	}
+	s.calls <- struct{}{}
+	<-s.calls
 	s.mu.Lock()
 	reported := s.exitReported
 	lines, _, _ := s.transcript.Lines(-1, 5)

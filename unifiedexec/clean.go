@@ -290,6 +290,9 @@ var special = func() (t [256]bool) {
 
 // text puts plain bytes at the cursor, overwriting what a redraw covers.
 func (c *cleaner) text(b []byte) {
+	if len(b) == 0 {
+		return
+	}
 	if c.col == len(c.line) {
 		if c.emitted == 0 && !c.redrawn && len(c.line) == 0 && len(b) >= maxLine {
 			// A long run with no line end: hand it out as it is.
@@ -516,6 +519,16 @@ func (c *cleaner) flushPartial() {
 		c.emit(c.line[c.emitted:])
 	}
 	c.emitted, c.redrawn = len(c.line), false
+}
+
+// end is the end of the stream: a character still cut (its end never
+// came) shows as U+FFFD, and the unfinished line is handed out.
+func (c *cleaner) end() {
+	if c.npend > 0 && c.state == stText {
+		c.text([]byte("\uFFFD"))
+	}
+	c.npend = 0
+	c.flushPartial()
 }
 
 // emit hands out part of the line; a spliced line first loses the 8-bit

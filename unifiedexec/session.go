@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/unified-exec/unified-exec/ptyrun"
 )
@@ -146,8 +147,18 @@ func (s *session) exited() bool {
 func (s *session) respond(started time.Time, maxTokens int) *Response {
 	done := s.exited()
 	s.mu.Lock()
-	s.clean.flushPartial()
+	if done {
+		s.clean.end()
+	} else {
+		s.clean.flushPartial()
+	}
 	head, dropped, tail := s.buf.Take()
+	if dropped == 0 {
+		// One stretch of output: a character may straddle the two.
+		head, tail = append(head, tail...), nil
+	} else {
+		head, tail, dropped = trimCut(head, tail, dropped)
+	}
 	r := &Response{ChunkID: newChunkID(), SessionID: s.id}
 	if done && !s.exitReported {
 		s.exitReported = true
@@ -169,6 +180,26 @@ func (s *session) respond(started time.Time, maxTokens int) *Response {
 }
 
 func toValid(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }
+
+// trimCut drops the parts of characters that head and tail keep of one cut
+// by the buffer's dropping (a character's start at head's end, its end at
+// tail's start), and counts them as dropped.
+func trimCut(head, tail []byte, dropped int64) ([]byte, []byte, int64) {
+	for i := len(head) - 1; i >= 0 && i >= len(head)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(head[i]) {
+			if !utf8.FullRune(head[i:]) {
+				dropped += int64(len(head) - i)
+				head = head[:i]
+			}
+			break
+		}
+	}
+	n := 0
+	for n < len(tail) && n < utf8.UTFMax-1 && !utf8.RuneStart(tail[n]) {
+		n++
+	}
+	return head, tail[n:], dropped + int64(n)
+}
 
 func (s *session) log(offset, limit int) ([]string, int, int, error) {
 	s.mu.Lock()

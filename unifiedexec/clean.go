@@ -57,6 +57,10 @@ type cleaner struct {
 	col     int    // cursor position in line
 	emitted int    // bytes of line already handed out by flushPartial
 	redrawn bool   // line was rewritten before emitted
+	// shown is the line as flushPartial last handed it out (its first
+	// emitted bytes): a redraw that leaves it as it was (readline
+	// reprinting the prompt) hands out only what follows.
+	shown []byte
 	// spliced is set when text overwrote part of the line: a character
 	// partly overwritten may then leave an 8-bit control, which emit
 	// drops.
@@ -316,7 +320,7 @@ func (c *cleaner) text(b []byte) {
 	}
 	if len(c.line) >= maxLine {
 		c.flushPartial()
-		c.line, c.col, c.emitted, c.spliced = c.line[:0], 0, 0, false
+		c.line, c.col, c.emitted, c.spliced, c.shown = c.line[:0], 0, 0, false, c.shown[:0]
 	}
 }
 
@@ -495,15 +499,22 @@ func (c *cleaner) answer(s string) {
 }
 
 // commit hands out the finished line (the part not already handed out,
-// unless it was redrawn since).
+// unless a redraw changed that part).
 func (c *cleaner) commit() {
-	if c.redrawn {
+	if c.changed() {
 		c.emit(c.line)
 	} else {
 		c.emit(c.line[c.emitted:])
 	}
 	c.line = c.line[:0]
 	c.col, c.emitted, c.redrawn, c.spliced = 0, 0, false, false
+	c.shown = c.shown[:0]
+}
+
+// changed reports whether a redraw changed the part of the line already
+// handed out.
+func (c *cleaner) changed() bool {
+	return c.redrawn && !bytes.HasPrefix(c.line, c.shown)
 }
 
 // flushPartial hands out the unfinished line (a prompt, a progress bar) so
@@ -513,12 +524,13 @@ func (c *cleaner) flushPartial() {
 	if len(c.line) == 0 {
 		return
 	}
-	if c.redrawn {
+	if c.changed() {
 		c.emit(c.line)
 	} else if len(c.line) > c.emitted {
 		c.emit(c.line[c.emitted:])
 	}
 	c.emitted, c.redrawn = len(c.line), false
+	c.shown = append(c.shown[:0], c.line...)
 }
 
 // end is the end of the stream: a character still cut (its end never

@@ -244,3 +244,28 @@ func BenchmarkCleaner(b *testing.B) {
 		})
 	}
 }
+
+// TestCleanerRedrawSame: a partial line handed out, then redrawn with
+// the same start (a prompt reprinted by readline, after a carriage return
+// or an erase), is continued, not handed out again; a redraw that changes
+// it is handed out whole.
+func TestCleanerRedrawSame(t *testing.T) {
+	for _, c := range []struct{ first, rest, want string }{
+		{"Name: ", "bob\r\n", "Name: bob\n"},
+		{"Name: ", "\rName: bob\r\n", "Name: bob\n"},
+		{"Name: ", "\r\x1b[KName: bob\r\n", "Name: bob\n"},
+		{"Name: b", "\r\x1b[2KName: bob\r\n", "Name: bob\n"},
+		{"50%", "\r100%\n", "50%100%\n"},
+		{"Name: bob", "\b\b\b   \b\b\bamy\n", "Name: bobName: amy\n"},
+	} {
+		var out bytes.Buffer
+		cl := cleaner{out: func(b []byte) { out.Write(b) }}
+		cl.Write([]byte(c.first))
+		cl.flushPartial()
+		cl.Write([]byte(c.rest))
+		cl.flushPartial()
+		if out.String() != c.want {
+			t.Errorf("%q then %q: got %q, want %q", c.first, c.rest, out.String(), c.want)
+		}
+	}
+}

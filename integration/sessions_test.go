@@ -3,9 +3,12 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -92,5 +95,79 @@ func TestMCPCancelKeepsOutput(t *testing.T) {
 	text, isErr, _ = s.call("write_stdin", map[string]any{"session_id": id2})
 	if isErr || output(text) != "during-poll\n" {
 		t.Fatalf("the poll after a cancelled write_stdin lost its output:\n%s", text)
+	}
+}
+
+// limitsServer starts a server whose policy has the given [limits] lines.
+func limitsServer(t *testing.T, limits string, client *mcp.ClientOptions) *server {
+	t.Helper()
+	dir := t.TempDir()
+	pf := filepath.Join(dir, "policy.toml")
+	if err := os.WriteFile(pf, []byte("[limits]\n"+limits+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return startServer(t, serverOpts{args: []string{"--policy", pf}, client: client, protocol: "2025-06-18"})
+}
+
+// TestMCPSessionTimeout: [limits] session_timeout ends a session no call
+// has used for that long; its exit is reported like any other, by a
+// logging notification and by the next poll, which says why.
+func TestMCPSessionTimeout(t *testing.T) {
+	got := make(chan map[string]any, 4)
+	s := limitsServer(t, `session_timeout = "1s"`, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			if m, ok := req.Params.Data.(map[string]any); ok {
+				got <- m
+			}
+		},
+	})
+	if err := s.session.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	id := sessionID(t, s.exec(map[string]any{"cmd": "echo started; sleep 600", "yield_time_ms": 250}))
+	select {
+	case m := <-got:
+		if m["session_id"] != float64(id) || m["event"] != "session_exited" {
+			t.Fatalf("notification: %v", m)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the idle session was not ended")
+	}
+	text, isErr, _ := s.call("write_stdin", map[string]any{"session_id": id})
+	if isErr || !strings.Contains(text, "Process exited with code") || !strings.Contains(text, "session_timeout") {
+		t.Fatalf("the poll after the timeout:\n%s", text)
+	}
+	if text, _, _ := s.call("list_sessions", map[string]any{}); !strings.Contains(text, "exited") {
+		t.Fatalf("list_sessions:\n%s", text)
+	}
+}
+
+// TestMCPMaxSessions: [limits] max_sessions below 9 is enforced: the
+// least recently used sessions are closed, and the response says so.
+func TestMCPMaxSessions(t *testing.T) {
+	s := limitsServer(t, "max_sessions = 4", nil)
+	var ids []int
+	var notes []string
+	for range 6 {
+		text := s.exec(map[string]any{"cmd": "sleep 600", "yield_time_ms": 250})
+		ids = append(ids, sessionID(t, text))
+		notes = append(notes, text)
+	}
+	text, _, _ := s.call("list_sessions", map[string]any{})
+	if n := strings.Count(text, "running"); n != 4 {
+		t.Fatalf("%d sessions running with max_sessions = 4:\n%s", n, text)
+	}
+	for _, id := range ids[2:] {
+		if !strings.Contains(text, fmt.Sprintf("%d\trunning", id)) {
+			t.Fatalf("recent session %d was closed:\n%s", id, text)
+		}
+	}
+	if !strings.Contains(notes[4], fmt.Sprintf("Session %d was closed", ids[0])) {
+		t.Fatalf("the fifth response does not say the first session was closed:\n%s", notes[4])
+	}
+	for _, n := range notes {
+		if strings.Contains(n, "5 of 4") || strings.Contains(n, "6 of 4") {
+			t.Fatalf("over the cap:\n%s", n)
+		}
 	}
 }

@@ -92,6 +92,7 @@ func New(cfg Config) (*Orchestrator, error) {
 			Workspace:        ws,
 			Env:              o.pol.Env.Build(os.Environ()),
 			MaxSessions:      o.pol.Limits.MaxSessions,
+			SessionTimeout:   o.pol.Limits.IdleTimeout(),
 			MaxOutputTokens:  o.pol.Limits.MaxOutputTokens,
 			BufferBytes:      o.pol.Limits.OutputBufferBytes,
 			MaxProcesses:     maxProcesses(o.pol.Limits.MaxProcesses, o.status),

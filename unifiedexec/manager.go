@@ -26,6 +26,7 @@ const (
 	DefaultMaxTokens  = 10_000
 	DefaultBuffer     = 1 << 20
 	DefaultMaxLive    = 64
+	DefaultExitedTTL  = 30 * time.Minute
 	// keepRecent sessions, the most recently used, are never pruned.
 	keepRecent = 8
 	// warnMargin: the model is warned once this close to the cap.
@@ -47,7 +48,15 @@ type Config struct {
 	// process environment. The variables of [ForcedEnv] are set on top.
 	Env []string
 	// MaxSessions caps the sessions kept (running or exited); 0 = 64.
+	// Past it, the least recently used exited session is forgotten, else
+	// the least recently used running one is closed.
 	MaxSessions int
+	// SessionTimeout, if set, ends a running session no call has used
+	// for that long; its exit is reported like any other.
+	SessionTimeout time.Duration
+	// ExitedTTL is how long an exited session, unused, stays readable
+	// (read_log, list_sessions); 0 = 30 minutes.
+	ExitedTTL time.Duration
 	// MaxOutputTokens is the default budget of a response; 0 = 10 000.
 	MaxOutputTokens int
 	// BufferBytes is each session's head/tail buffer; 0 = 1 MiB.
@@ -90,6 +99,7 @@ type Manager struct {
 	sessions map[int]*session
 	nextID   int
 	closed   bool
+	stop     chan struct{} // closed by Close to end the janitor; nil until the first session
 }
 
 // New returns a Manager for cfg.
@@ -111,6 +121,9 @@ func New(cfg Config) *Manager {
 	}
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = defaultGrace
+	}
+	if cfg.ExitedTTL <= 0 {
+		cfg.ExitedTTL = DefaultExitedTTL
 	}
 	m := &Manager{cfg: cfg, sessions: map[int]*session{}, nextID: firstID}
 	if !cfg.NoIsolation {
@@ -279,7 +292,7 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	s.attach(proc)
 
 	s.calls <- struct{}{}
-	defer func() { <-s.calls }()
+	defer func() { m.touch(s); <-s.calls }()
 	notes, err := m.register(s)
 	if err != nil {
 		// Closed while the process started: Close did not see it.
@@ -335,7 +348,7 @@ func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	defer func() { <-s.calls }()
+	defer func() { m.touch(s); <-s.calls }()
 	yield := yieldOf(req.Yield, DefaultWriteYield)
 	var note string
 	if len(input) > 0 {
@@ -506,13 +519,27 @@ func (m *Manager) register(s *session) (notes []string, err error) {
 			break
 		}
 		delete(m.sessions, v.id)
+		if v.exited() {
+			continue // only its log goes
+		}
 		// Owner: the manager; Close waits for it.
 		m.bg.Go(func() { v.proc.Kill(m.cfg.KillGrace) })
 		notes = append(notes, fmt.Sprintf("Session %d was closed to stay within %d sessions.", v.id, m.cfg.MaxSessions))
 	}
 	m.sessions[s.id] = s
-	if n := len(m.sessions); n >= m.cfg.MaxSessions-warnMargin {
-		notes = append(notes, fmt.Sprintf("Warning: %d of %d sessions are open; the least recently used will be closed. End sessions you no longer need with kill_session.", n, m.cfg.MaxSessions))
+	running := 0
+	for _, o := range m.sessions {
+		if !o.exited() {
+			running++
+		}
+	}
+	if running >= m.cfg.MaxSessions-min(warnMargin, m.cfg.MaxSessions/4) {
+		notes = append(notes, fmt.Sprintf("Warning: %d of %d sessions are open; the least recently used will be closed. End sessions you no longer need with kill_session.", running, m.cfg.MaxSessions))
+	}
+	if m.stop == nil {
+		// Owner: the manager; it ends when Close closes stop.
+		m.stop = make(chan struct{})
+		m.bg.Go(func() { m.janitor(m.stop) })
 	}
 	if m.cfg.OnBackgroundExit != nil {
 		// Owner: the manager; it ends when the process does (Close kills
@@ -522,6 +549,10 @@ func (m *Manager) register(s *session) (notes []string, err error) {
 	return notes, nil
 }
 
+// victimLocked picks the session to close when the cap is reached: the
+// least recently used exited one (only its log goes), else the least
+// recently used running one, never one of the keepRecent most recently
+// used (fewer when the cap is smaller: the cap always holds).
 func (m *Manager) victimLocked() *session {
 	all := make([]*session, 0, len(m.sessions))
 	for _, s := range m.sessions {
@@ -529,16 +560,63 @@ func (m *Manager) victimLocked() *session {
 	}
 	// Most recently used first.
 	slices.SortFunc(all, func(a, b *session) int { return b.lastUsed.Compare(a.lastUsed) })
-	if len(all) <= keepRecent {
-		return nil
-	}
-	candidates := all[keepRecent:]
-	for i := len(candidates) - 1; i >= 0; i-- {
-		if candidates[i].exited() {
-			return candidates[i]
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].exited() {
+			return all[i]
 		}
 	}
-	return candidates[len(candidates)-1]
+	if len(all) <= min(keepRecent, m.cfg.MaxSessions-1) {
+		return nil
+	}
+	return all[len(all)-1]
+}
+
+// janitor ends sessions idle for longer than the session timeout and
+// forgets exited ones unused for ExitedTTL. Owner: the manager; it ends
+// when stop is closed (by Close).
+func (m *Manager) janitor(stop <-chan struct{}) {
+	for {
+		t := time.NewTimer(m.sweep(time.Now()))
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sweep does the janitor's work at now and says when to look again.
+func (m *Manager) sweep(now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next := m.cfg.ExitedTTL
+	if t := m.cfg.SessionTimeout; t > 0 {
+		next = min(next, t)
+	}
+	for id, s := range m.sessions {
+		if len(s.calls) > 0 {
+			continue // in a call: not idle, and used again when it ends
+		}
+		idle := now.Sub(s.lastUsed)
+		switch {
+		case s.exited():
+			if idle >= m.cfg.ExitedTTL {
+				delete(m.sessions, id)
+				continue
+			}
+			next = min(next, m.cfg.ExitedTTL-idle)
+		case m.cfg.SessionTimeout > 0:
+			if idle >= m.cfg.SessionTimeout {
+				s.endAs(fmt.Sprintf("The session was ended after %v without a call ([limits] session_timeout).", m.cfg.SessionTimeout))
+				// Owner: the manager; Close waits for it.
+				m.bg.Go(func() { s.proc.Kill(m.cfg.KillGrace) })
+				continue
+			}
+			next = min(next, m.cfg.SessionTimeout-idle)
+		}
+	}
+	return max(next, 10*time.Millisecond)
 }
 
 func (m *Manager) get(id int) (*session, error) {
@@ -568,7 +646,7 @@ func (m *Manager) Kill(ctx context.Context, id int) (*Response, error) {
 	}
 	s.proc.Kill(m.cfg.KillGrace)
 	s.calls <- struct{}{}
-	defer func() { <-s.calls }()
+	defer func() { m.touch(s); <-s.calls }()
 	m.touch(s)
 	return s.respond(started, m.cfg.MaxOutputTokens), nil
 }
@@ -614,6 +692,7 @@ func (m *Manager) Log(id, offset, limit int) (lines []string, first, total int, 
 	if err != nil {
 		return nil, 0, 0, err
 	}
+	m.touch(s)
 	return s.log(offset, limit)
 }
 
@@ -622,6 +701,9 @@ func (m *Manager) Log(id, offset, limit int) (lines []string, first, total int, 
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
+	if m.stop != nil {
+		close(m.stop)
+	}
 	all := make([]*session, 0, len(m.sessions))
 	for _, s := range m.sessions {
 		all = append(all, s)

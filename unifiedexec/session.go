@@ -39,10 +39,13 @@ type session struct {
 	transcript   transcript // clean output, for read_log
 	exitReported bool
 	exitCode     int
-	observer     func([]byte) // the current call's, if any
-	received     int64        // bytes received from the process
-	lastOutput   time.Time    // when the last bytes arrived
-	watched      int          // calls in their window on this session
+	// endNote says why the engine ended the session (a timeout), for the
+	// response that reports the exit.
+	endNote    string
+	observer   func([]byte) // the current call's, if any
+	received   int64        // bytes received from the process
+	lastOutput time.Time    // when the last bytes arrived
+	watched    int          // calls in their window on this session
 	// replies are answers to terminal queries not yet written (see
 	// flushReplies); answering is set while one goroutine writes them, so
 	// answers keep their order.
@@ -134,6 +137,16 @@ func (s *session) appendClean(b []byte) {
 	}
 }
 
+// endAs records why the engine is ending the session (the first reason
+// stands), to be said with its exit.
+func (s *session) endAs(note string) {
+	s.mu.Lock()
+	if s.endNote == "" && !s.exitReported {
+		s.endNote = note
+	}
+	s.mu.Unlock()
+}
+
 func (s *session) exited() bool {
 	select {
 	case <-s.proc.Done():
@@ -168,6 +181,10 @@ func (s *session) respond(started time.Time, maxTokens int) *Response {
 		code := s.exitCode
 		r.ExitCode = &code
 		r.SessionID = 0
+		if s.endNote != "" {
+			r.Notes = append(r.Notes, s.endNote)
+			s.endNote = ""
+		}
 	}
 	s.mu.Unlock()
 

@@ -1,0 +1,106 @@
+//go:build linux
+
+package unifiedexec
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSessionTimeout: a running session no call uses for SessionTimeout
+// is ended, and the call that reports its exit says why; one that is
+// polled back to back is not idle.
+func TestSessionTimeout(t *testing.T) {
+	m := newManager(t, Config{SessionTimeout: 2 * time.Second, KillGrace: 100 * time.Millisecond})
+	idle := exec1(t, m, ExecRequest{Cmd: "echo hi; sleep 600", Yield: 250 * time.Millisecond})
+	busy := exec1(t, m, ExecRequest{Cmd: "sleep 600", Yield: 250 * time.Millisecond})
+	deadline := time.Now().Add(30 * time.Second)
+	for running(m, idle.SessionID) {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle session was not ended")
+		}
+		// Back-to-back polls of the busy one: never idle for long.
+		if _, err := m.Write(context.Background(), WriteRequest{SessionID: busy.SessionID, Yield: 250 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !running(m, busy.SessionID) {
+		t.Fatal("the session in use was ended")
+	}
+	r, err := m.Write(context.Background(), WriteRequest{SessionID: idle.SessionID})
+	if err != nil || r.ExitCode == nil || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "session_timeout") }) {
+		t.Fatalf("the poll after the timeout: %v %+v", err, r)
+	}
+	// Said once.
+	r, err = m.Write(context.Background(), WriteRequest{SessionID: idle.SessionID})
+	if err != nil || len(r.Notes) != 0 {
+		t.Fatalf("the second poll: %v %+v", err, r)
+	}
+}
+
+func running(m *Manager, id int) bool {
+	for _, s := range m.List() {
+		if s.ID == id {
+			return s.Running
+		}
+	}
+	return false
+}
+
+// TestExitedTTL: an exited session, unused for ExitedTTL, is forgotten.
+func TestExitedTTL(t *testing.T) {
+	m := newManager(t, Config{ExitedTTL: 300 * time.Millisecond})
+	r := exec1(t, m, ExecRequest{Cmd: "sleep 0.3; echo done", Yield: 250 * time.Millisecond})
+	w, err := m.Write(context.Background(), WriteRequest{SessionID: r.SessionID, Yield: 10 * time.Second})
+	if err != nil || w.ExitCode == nil {
+		t.Fatalf("%v %+v", err, w)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, _, _, err := m.Log(r.SessionID, 0, 0)
+		if errors.Is(err, ErrUnknownSession) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the exited session is still kept")
+		}
+		time.Sleep(500 * time.Millisecond) // longer than the TTL: each read is a use
+	}
+}
+
+// TestSmallSessionCap: a cap below the protected recent sessions holds;
+// exited sessions go first, silently.
+func TestSmallSessionCap(t *testing.T) {
+	m := newManager(t, Config{MaxSessions: 3, KillGrace: 100 * time.Millisecond})
+	var ids []int
+	for i := range 5 {
+		r := exec1(t, m, ExecRequest{Cmd: "sleep 600", Yield: 250 * time.Millisecond})
+		ids = append(ids, r.SessionID)
+		if i >= 3 && !slices.Contains(r.Notes, "Session "+strconv.Itoa(ids[i-3])+" was closed to stay within 3 sessions.") {
+			t.Fatalf("session %d: notes %v", i, r.Notes)
+		}
+	}
+	if n := len(m.List()); n != 3 {
+		t.Fatalf("%d sessions with a cap of 3", n)
+	}
+	// An exited session goes before a running one, even the most
+	// recently used, and silently.
+	r := exec1(t, m, ExecRequest{Cmd: "sleep 0.3", Yield: 250 * time.Millisecond})
+	if w, err := m.Write(context.Background(), WriteRequest{SessionID: r.SessionID, Yield: 10 * time.Second}); err != nil || w.ExitCode == nil {
+		t.Fatalf("%v %+v", err, w)
+	}
+	before := m.List()
+	r = exec1(t, m, ExecRequest{Cmd: "sleep 600", Yield: 250 * time.Millisecond})
+	if len(r.Notes) > 0 && strings.Contains(strings.Join(r.Notes, "\n"), "was closed") {
+		t.Fatalf("a running session was closed while an exited one was kept: %v", r.Notes)
+	}
+	after := m.List()
+	if len(after) != 3 || after[0].ID != before[0].ID || after[1].ID != before[1].ID || !after[2].Running {
+		t.Fatalf("before %+v\nafter %+v", before, after)
+	}
+}

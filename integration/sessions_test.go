@@ -171,3 +171,33 @@ func TestMCPMaxSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPOutputTokenLimit: [limits] max_output_tokens is the ceiling and
+// the default: a larger ask is lowered and the response says so; 0 gives
+// only the truncation marker.
+func TestMCPOutputTokenLimit(t *testing.T) {
+	s := limitsServer(t, "max_output_tokens = 100", nil)
+	cmd := "seq 1 1000" // 3893 bytes, 974 tokens
+	for _, c := range []struct {
+		name   string
+		tokens any
+		note   bool
+	}{{"default", nil, false}, {"above the limit", 5000, true}, {"at the limit", 100, false}} {
+		args := map[string]any{"cmd": cmd}
+		if c.tokens != nil {
+			args["max_output_tokens"] = c.tokens
+		}
+		text := s.exec(args)
+		out := output(text)
+		if !strings.Contains(out, "tokens truncated") || len(out) > 100*4+200 || !strings.HasSuffix(out, "\n1000\n") {
+			t.Fatalf("%s: the output is not held to 100 tokens:\n%s", c.name, text)
+		}
+		if got := strings.Contains(text, "lowered to 100 ([limits] max_output_tokens)"); got != c.note {
+			t.Fatalf("%s: note %v:\n%s", c.name, got, text)
+		}
+	}
+	text := s.exec(map[string]any{"cmd": cmd, "max_output_tokens": 0})
+	if out := output(text); out != "…974 tokens truncated…" {
+		t.Fatalf("max_output_tokens 0: %q", out)
+	}
+}

@@ -134,22 +134,29 @@ func respResult(r *unifiedexec.Response) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text()}}, StructuredContent: st}
 }
 
-func ms(p *int64) time.Duration {
+// ms is yield_time_ms as a duration: absent = the default, 0 = the
+// shortest window (the engine clamps it), negative an error.
+func ms(tool string, p *int64) (time.Duration, error) {
 	if p == nil {
-		return 0
+		return 0, nil
 	}
-	if *p <= 0 {
-		return time.Nanosecond // clamped up to the minimum window
+	if *p < 0 {
+		return 0, fmt.Errorf("%s: argument \"yield_time_ms\" must be 0 or more (it is clamped to %d–%d), got %d", tool, unifiedexec.MinYield.Milliseconds(), unifiedexec.MaxYield.Milliseconds(), *p)
 	}
-	return time.Duration(min(*p, 3_600_000)) * time.Millisecond
+	if *p == 0 {
+		return time.Nanosecond, nil // clamped up to the minimum window
+	}
+	return time.Duration(min(*p, 3_600_000)) * time.Millisecond, nil
 }
 
-// tokens clamps max_output_tokens: zero or negative means the default.
-func tokens(p *int) int {
-	if p == nil || *p <= 0 {
-		return 0
+// tokens checks max_output_tokens: absent = the limit, 0 = only the
+// truncation marker, negative an error; the engine lowers larger asks to
+// the limit.
+func tokens(tool string, p *int) (*int, error) {
+	if p != nil && *p < 0 {
+		return nil, fmt.Errorf("%s: argument \"max_output_tokens\" must be 0 or more (0 returns only the truncation marker), got %d", tool, *p)
 	}
-	return *p
+	return p, nil
 }
 
 func dims(p *int, name string) (uint16, error) {
@@ -175,6 +182,14 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		return toolError(err), nil
 	}
 	cols, err := dims(a.Cols, "cols")
+	if err != nil {
+		return toolError(err), nil
+	}
+	yield, err := ms("exec_command", a.YieldTimeMS)
+	if err != nil {
+		return toolError(err), nil
+	}
+	maxTokens, err := tokens("exec_command", a.MaxOutputTokens)
 	if err != nil {
 		return toolError(err), nil
 	}
@@ -210,7 +225,7 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	r, err := s.o.Exec(ctx, orchestrator.Request{
 		ExecRequest: unifiedexec.ExecRequest{
 			Cmd: a.Cmd, Workdir: a.Workdir, Shell: a.Shell, Login: a.Login, TTY: a.TTY,
-			Rows: rows, Cols: cols, Yield: ms(a.YieldTimeMS), MaxOutputTokens: tokens(a.MaxOutputTokens),
+			Rows: rows, Cols: cols, Yield: yield, MaxOutputTokens: maxTokens,
 			Observe: stop.observe, Started: stop.started,
 		},
 		Escalate:      escalate,
@@ -242,10 +257,18 @@ func (s *Server) writeStdin(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if a.SessionID == nil {
 		return toolError(fmt.Errorf("write_stdin: argument \"session_id\" is required")), nil
 	}
+	yield, err := ms("write_stdin", a.YieldTimeMS)
+	if err != nil {
+		return toolError(err), nil
+	}
+	maxTokens, err := tokens("write_stdin", a.MaxOutputTokens)
+	if err != nil {
+		return toolError(err), nil
+	}
 	stop := s.progress(ctx, req)
 	r, err := s.o.Manager().Write(ctx, unifiedexec.WriteRequest{
 		SessionID: *a.SessionID, Chars: a.Chars, Keys: a.Keys, Paste: a.Paste,
-		Yield: ms(a.YieldTimeMS), MaxOutputTokens: tokens(a.MaxOutputTokens),
+		Yield: yield, MaxOutputTokens: maxTokens,
 		Observe: stop.observe,
 	})
 	stop.end()

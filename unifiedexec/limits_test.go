@@ -104,3 +104,35 @@ func TestSmallSessionCap(t *testing.T) {
 		t.Fatalf("before %+v\nafter %+v", before, after)
 	}
 }
+
+// TestOutputBudget: Config.MaxOutputTokens is the default and the
+// ceiling; a larger ask is lowered with a note, 0 gives only the marker,
+// and negative budgets and yields are errors that start nothing.
+func TestOutputBudget(t *testing.T) {
+	m := newManager(t, Config{MaxOutputTokens: 10})
+	cmd := "seq 1 100" // 292 bytes, 73 tokens
+	r := exec1(t, m, ExecRequest{Cmd: cmd})
+	if !strings.Contains(r.Output, "tokens truncated") || len(r.Notes) != 0 {
+		t.Fatalf("default: %+v", r)
+	}
+	r = exec1(t, m, ExecRequest{Cmd: cmd, MaxOutputTokens: new(1000)})
+	if !strings.Contains(r.Output, "tokens truncated") || !slices.Contains(r.Notes, "max_output_tokens 1000 is above this server's limit: lowered to 10 ([limits] max_output_tokens).") {
+		t.Fatalf("above the limit: %+v", r)
+	}
+	r = exec1(t, m, ExecRequest{Cmd: cmd, MaxOutputTokens: new(0)})
+	if r.Output != "…73 tokens truncated…" || r.OriginalTokenCount != 73 {
+		t.Fatalf("zero: %+v", r)
+	}
+	r = exec1(t, m, ExecRequest{Cmd: "true", MaxOutputTokens: new(0)})
+	if r.Output != "" {
+		t.Fatalf("zero, no output: %+v", r)
+	}
+	for _, req := range []ExecRequest{{Cmd: "touch never1", MaxOutputTokens: new(-1)}, {Cmd: "touch never2", Yield: -time.Millisecond}} {
+		if _, err := m.Exec(context.Background(), req); err == nil {
+			t.Fatalf("%+v: no error", req)
+		}
+	}
+	if len(m.List()) != 0 {
+		t.Fatalf("a refused request started a command: %+v", m.List())
+	}
+}

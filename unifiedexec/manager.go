@@ -57,7 +57,9 @@ type Config struct {
 	// ExitedTTL is how long an exited session, unused, stays readable
 	// (read_log, list_sessions); 0 = 30 minutes.
 	ExitedTTL time.Duration
-	// MaxOutputTokens is the default budget of a response; 0 = 10 000.
+	// MaxOutputTokens is the budget of a response, the default and the
+	// most a call may ask for (larger asks are lowered, and the response
+	// says so); 0 = 10 000.
 	MaxOutputTokens int
 	// BufferBytes is each session's head/tail buffer; 0 = 1 MiB.
 	BufferBytes int
@@ -175,14 +177,17 @@ func (m *Manager) Isolated() bool { return m.isolated }
 
 // ExecRequest is one exec_command call.
 type ExecRequest struct {
-	Cmd             string
-	Workdir         string // relative to the workspace, or absolute
-	Shell           string
-	Login           *bool // nil = true
-	TTY             bool
-	Rows, Cols      uint16
-	Yield           time.Duration // 0 = default; clamped
-	MaxOutputTokens int           // 0 = default
+	Cmd        string
+	Workdir    string // relative to the workspace, or absolute
+	Shell      string
+	Login      *bool // nil = true
+	TTY        bool
+	Rows, Cols uint16
+	Yield      time.Duration // 0 = default; clamped; negative is an error
+	// MaxOutputTokens is this response's budget: nil = the default,
+	// lowered to Config.MaxOutputTokens, 0 = only the truncation marker,
+	// negative is an error.
+	MaxOutputTokens *int
 
 	// Helper, set by the orchestrator, carries the sandbox plan; nil runs
 	// the command unrestricted (still isolated when possible).
@@ -207,8 +212,8 @@ type WriteRequest struct {
 	Chars           string
 	Keys            []string
 	Paste           bool
-	Yield           time.Duration // 0 = default; clamped
-	MaxOutputTokens int
+	Yield           time.Duration // 0 = default; clamped; negative is an error
+	MaxOutputTokens *int          // as in ExecRequest
 	// Observe, if set, sees clean output as it arrives during this call's
 	// window. It must not block.
 	Observe func([]byte)
@@ -237,6 +242,10 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	}
 	if strings.ContainsRune(req.Cmd, 0) {
 		return nil, errors.New("cmd contains a NUL byte, which no shell can receive")
+	}
+	budget, err := m.budgetOf(req.Yield, req.MaxOutputTokens)
+	if err != nil {
+		return nil, err
 	}
 	dir, err := m.resolveWorkdir(req.Workdir)
 	if err != nil {
@@ -302,7 +311,7 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	if req.Started != nil {
 		req.Started(s.id)
 	}
-	resp, err := m.window(ctx, s, started, yieldOf(req.Yield, DefaultExecYield), req.MaxOutputTokens, req.Observe)
+	resp, err := m.window(ctx, s, started, yieldOf(req.Yield, DefaultExecYield), budget, req.Observe)
 	if err != nil {
 		return nil, fmt.Errorf("session %d: %w", s.id, err)
 	}
@@ -322,6 +331,10 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 // (the input, once written, stays written).
 func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error) {
 	started := time.Now()
+	budget, err := m.budgetOf(req.Yield, req.MaxOutputTokens)
+	if err != nil {
+		return nil, err
+	}
 	var input []byte
 	if len(req.Keys) > 0 {
 		k, err := EncodeKeys(req.Keys)
@@ -374,7 +387,7 @@ func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error
 		}
 	}
 	m.touch(s)
-	resp, err := m.window(ctx, s, started, yield, req.MaxOutputTokens, req.Observe)
+	resp, err := m.window(ctx, s, started, yield, budget, req.Observe)
 	if err != nil {
 		return nil, err
 	}
@@ -387,10 +400,7 @@ func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error
 // window waits until the yield deadline or the process's exit (after its
 // output drained), then takes the session's pending output. If ctx ends
 // first, it returns ctx's error and takes nothing.
-func (m *Manager) window(ctx context.Context, s *session, started time.Time, yield time.Duration, maxTokens int, observe func([]byte)) (*Response, error) {
-	if maxTokens <= 0 {
-		maxTokens = m.cfg.MaxOutputTokens
-	}
+func (m *Manager) window(ctx context.Context, s *session, started time.Time, yield time.Duration, b budget, observe func([]byte)) (*Response, error) {
 	s.mu.Lock()
 	s.observer = observe
 	s.watched++
@@ -441,7 +451,10 @@ loop:
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r := s.respond(started, maxTokens)
+	r := s.respond(started, b.tokens)
+	if b.note != "" {
+		r.Notes = append(r.Notes, b.note)
+	}
 	if waiting && r.ExitCode == nil {
 		r.Notes = append(r.Notes, WaitingNote)
 	}
@@ -463,6 +476,31 @@ const (
 	settle     = 8 * time.Millisecond
 	idlePrompt = 60 * time.Millisecond
 )
+
+// budget is a response's output budget in tokens, and the note that says
+// it was lowered to the limit, if it was.
+type budget struct {
+	tokens int
+	note   string
+}
+
+// budgetOf checks a call's yield and token budget: nil tokens take the
+// limit, a larger ask is lowered to it.
+func (m *Manager) budgetOf(yield time.Duration, tokens *int) (budget, error) {
+	if yield < 0 {
+		return budget{}, fmt.Errorf("yield_time_ms must be 0 or more (it is clamped to %d–%d), got %d", MinYield.Milliseconds(), MaxYield.Milliseconds(), yield.Milliseconds())
+	}
+	limit := m.cfg.MaxOutputTokens
+	switch {
+	case tokens == nil:
+		return budget{tokens: limit}, nil
+	case *tokens < 0:
+		return budget{}, fmt.Errorf("max_output_tokens must be 0 or more (0 returns only the truncation marker), got %d", *tokens)
+	case *tokens > limit:
+		return budget{tokens: limit, note: fmt.Sprintf("max_output_tokens %d is above this server's limit: lowered to %d ([limits] max_output_tokens).", *tokens, limit)}, nil
+	}
+	return budget{tokens: *tokens}, nil
+}
 
 func yieldOf(d, def time.Duration) time.Duration {
 	if d == 0 {

@@ -36,6 +36,9 @@ func truncateParts(head, tail string, dropped int64, maxTokens int) string {
 	if dropped == 0 && len(text) <= budget {
 		return text
 	}
+	if budget == 0 {
+		return fmt.Sprintf("…%d tokens truncated…", tokenCount64(int64(len(text))+dropped))
+	}
 	lines := strings.Count(text, "\n")
 	if !strings.HasSuffix(text, "\n") {
 		lines++

@@ -20,7 +20,8 @@ func TestTruncateGolden(t *testing.T) {
 		{"middle", "0123456789abcdefghij", 2, "Total output lines: 1\n\n0123…3 tokens truncated…ghij"},
 		{"lines", "aaaa\nbbbb\ncccc\ndddd\neeee\n", 3, "Total output lines: 5\n\naaaa\nb…4 tokens truncated…\neeee\n"},
 		{"utf8", "ééééééééééé", 2, "Total output lines: 1\n\néé…4 tokens truncated…éé"},
-		{"zero", "abc", 0, "Total output lines: 1\n\n…1 tokens truncated…"},
+		{"zero", "abc", 0, "…1 tokens truncated…"},
+		{"zero, empty", "", 0, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -49,6 +50,12 @@ func FuzzTruncate(f *testing.F) {
 		if len(in) <= tokens*4 {
 			if out != in {
 				t.Fatal("output that fits was changed")
+			}
+			return
+		}
+		if tokens == 0 {
+			if want := "…" + strconv.Itoa((len(in)+3)/4) + " tokens truncated…"; out != want {
+				t.Fatalf("budget 0: %q, want only the marker %q", out, want)
 			}
 			return
 		}

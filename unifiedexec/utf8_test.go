@@ -55,9 +55,9 @@ func octal(s string) string {
 // TestUTF8AtBufferBoundary: a character astride the end of the session
 // buffer's head and the start of its tail is returned whole.
 func TestUTF8AtBufferBoundary(t *testing.T) {
-	m := newManager(t, Config{})
+	m := newManager(t, Config{MaxOutputTokens: DefaultBuffer})
 	for cut := 1; cut < 3; cut++ {
-		r := exec1(t, m, ExecRequest{Cmd: fmt.Sprintf(`head -c %d /dev/zero | tr '\0' x; printf '€\n'`, DefaultBuffer/2-cut), MaxOutputTokens: DefaultBuffer})
+		r := exec1(t, m, ExecRequest{Cmd: fmt.Sprintf(`head -c %d /dev/zero | tr '\0' x; printf '€\n'`, DefaultBuffer/2-cut)})
 		if want := strings.Repeat("x", DefaultBuffer/2-cut) + "€\n"; r.Output != want {
 			t.Fatalf("cut %d: the character came back as %q", cut, r.Output[len(want)-8:])
 		}

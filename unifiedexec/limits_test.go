@@ -136,3 +136,37 @@ func TestOutputBudget(t *testing.T) {
 		t.Fatalf("a refused request started a command: %+v", m.List())
 	}
 }
+
+// TestTruncationReadable: a truncated response counts every line the
+// command printed, the dropped middle included, keeps whole lines on
+// both sides, and puts the marker on a line of its own.
+func TestTruncationReadable(t *testing.T) {
+	m := newManager(t, Config{})
+	for _, n := range []int{3000, 700_000} { // within the buffer; past it (the middle dropped)
+		r := exec1(t, m, ExecRequest{Cmd: "seq 1 " + strconv.Itoa(n), MaxOutputTokens: new(200), Yield: 30 * time.Second})
+		header, body, ok := strings.Cut(r.Output, "\n\n")
+		if !ok || header != "Total output lines: "+strconv.Itoa(n) {
+			t.Fatalf("%d lines: header %q", n, header)
+		}
+		lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+		marker := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "tokens truncated") })
+		if marker < 1 || !strings.HasPrefix(lines[marker], "…") || !strings.HasSuffix(lines[marker], " tokens truncated…") {
+			t.Fatalf("%d lines: the marker is not on a line of its own:\n%s", n, body)
+		}
+		// Every other line is a whole line of seq's, in order.
+		next := 1
+		for i, l := range lines {
+			if i == marker {
+				next = n - (len(lines) - 1 - i) + 1
+				continue
+			}
+			if l != strconv.Itoa(next) {
+				t.Fatalf("%d lines: line %d is %q, want %d:\n%s", n, i, l, next, body)
+			}
+			next++
+		}
+		if next != n+1 {
+			t.Fatalf("%d lines: the last line is missing:\n%s", n, body)
+		}
+	}
+}

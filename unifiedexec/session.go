@@ -165,6 +165,7 @@ func (s *session) respond(started time.Time, maxTokens int) *Response {
 	} else {
 		s.clean.flushPartial()
 	}
+	lines := s.buf.Lines()
 	head, dropped, tail := s.buf.Take()
 	if dropped == 0 {
 		// One stretch of output: a character may straddle the two.
@@ -190,7 +191,7 @@ func (s *session) respond(started time.Time, maxTokens int) *Response {
 
 	total := int64(len(head)) + dropped + int64(len(tail))
 	r.OriginalTokenCount = tokenCount(int(total))
-	text := truncateParts(toValid(head), toValid(tail), dropped, maxTokens)
+	text := truncateParts(toValid(head), toValid(tail), dropped, lines, maxTokens)
 	r.Output = text
 	r.WallTime = time.Since(started)
 	return r

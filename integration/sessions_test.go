@@ -201,3 +201,55 @@ func TestMCPOutputTokenLimit(t *testing.T) {
 		t.Fatalf("max_output_tokens 0: %q", out)
 	}
 }
+
+// TestMCPReadLogKeptPart: read_log from an offset before the kept part of
+// the log says where the kept part starts instead of silently moving.
+func TestMCPReadLogKeptPart(t *testing.T) {
+	s := startServer(t, serverOpts{})
+	// 300 000 lines, ~2 MB: the log keeps about the last 1 MiB.
+	id := sessionID(t, s.exec(map[string]any{"cmd": "seq 1 300000; sleep 600", "yield_time_ms": 3000, "max_output_tokens": 10}))
+	var text string
+	waitFor(t, func() bool {
+		text, _, _ = s.call("read_log", map[string]any{"session_id": id, "limit": 1})
+		return strings.Contains(text, "300000\n")
+	})
+	text, isErr, _ := s.call("read_log", map[string]any{"session_id": id, "offset": 0, "limit": 3})
+	var kept, a int
+	if isErr {
+		t.Fatal(text)
+	}
+	if _, err := fmt.Sscanf(text, "Session %d: lines 1-%d are no longer kept; the kept part starts at line %d.\n", new(int), &kept, &a); err != nil || a != kept+1 {
+		t.Fatalf("an offset before the kept part:\n%s", text)
+	}
+	if !strings.Contains(text, fmt.Sprintf("lines %d-%d of 300000\n%d\n%d\n%d\n", a, a+2, a, a+1, a+2)) {
+		t.Fatalf("the lines from the kept part's start:\n%s", text)
+	}
+}
+
+// TestMCPReadLogQuickExit: a command that exited within its first window
+// can still be read with read_log, and is listed as exited; when its
+// output was cut, the response names the session to read it from.
+func TestMCPReadLogQuickExit(t *testing.T) {
+	s := startServer(t, serverOpts{})
+	text := s.exec(map[string]any{"cmd": "seq 1 5000", "max_output_tokens": 100})
+	if !strings.Contains(text, "Process exited with code 0") {
+		t.Fatal(text)
+	}
+	var id int
+	for _, l := range strings.Split(text, "\n") {
+		if i := strings.Index(l, "read_log with session_id "); i >= 0 {
+			fmt.Sscanf(l[i:], "read_log with session_id %d", &id)
+		}
+	}
+	if id == 0 {
+		t.Fatalf("the truncated response does not say where the whole output is:\n%s", text)
+	}
+	list, _, _ := s.call("list_sessions", map[string]any{})
+	if !strings.Contains(list, fmt.Sprintf("%d\texited 0", id)) {
+		t.Fatalf("list_sessions:\n%s", list)
+	}
+	log, isErr, _ := s.call("read_log", map[string]any{"session_id": id, "offset": 2499, "limit": 2})
+	if isErr || !strings.Contains(log, "lines 2500-2501 of 5000\n2500\n2501\n") {
+		t.Fatalf("read_log:\n%s", log)
+	}
+}

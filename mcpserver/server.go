@@ -352,6 +352,11 @@ func (s *Server) readLog(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		return toolError(fmt.Errorf("read_log: %w", err)), nil
 	}
 	var b strings.Builder
+	if offset >= 0 && first > offset {
+		// The log keeps the newest part: say where it starts rather
+		// than silently giving other lines than asked.
+		fmt.Fprintf(&b, "Session %d: lines 1-%d are no longer kept; the kept part starts at line %d.\n", *a.SessionID, first, first+1)
+	}
 	if len(lines) == 0 {
 		fmt.Fprintf(&b, "Session %d: no lines in that range (%d lines retained).\n", *a.SessionID, total)
 	} else {

@@ -725,7 +725,7 @@ func (o *Orchestrator) Check(ctx context.Context) error {
 		return err
 	}
 	login := false
-	r, err := o.m.Exec(ctx, unifiedexec.ExecRequest{Cmd: "exit 0", Shell: "/bin/sh", Login: &login, Helper: helper, Label: "check", Yield: 10 * time.Second})
+	r, err := o.m.Exec(ctx, unifiedexec.ExecRequest{Cmd: "exit 0", Shell: "/bin/sh", Login: &login, Helper: helper, Label: "check", Yield: 10 * time.Second, Forget: true})
 	if err != nil {
 		return err
 	}

@@ -112,7 +112,7 @@ func TestOutputBudget(t *testing.T) {
 	m := newManager(t, Config{MaxOutputTokens: 10})
 	cmd := "seq 1 100" // 292 bytes, 73 tokens
 	r := exec1(t, m, ExecRequest{Cmd: cmd})
-	if !strings.Contains(r.Output, "tokens truncated") || len(r.Notes) != 0 {
+	if !strings.Contains(r.Output, "tokens truncated") || strings.Contains(strings.Join(r.Notes, "\n"), "lowered") {
 		t.Fatalf("default: %+v", r)
 	}
 	r = exec1(t, m, ExecRequest{Cmd: cmd, MaxOutputTokens: new(1000)})
@@ -132,8 +132,10 @@ func TestOutputBudget(t *testing.T) {
 			t.Fatalf("%+v: no error", req)
 		}
 	}
-	if len(m.List()) != 0 {
-		t.Fatalf("a refused request started a command: %+v", m.List())
+	for _, s := range m.List() {
+		if strings.Contains(s.Command, "never") {
+			t.Fatalf("a refused request started a command: %+v", s)
+		}
 	}
 }
 
@@ -168,5 +170,29 @@ func TestTruncationReadable(t *testing.T) {
 		if next != n+1 {
 			t.Fatalf("%d lines: the last line is missing:\n%s", n, body)
 		}
+	}
+}
+
+// TestQuickExitKept: a command that exits within its first window stays
+// listed as exited and readable, unless the request says to forget it.
+func TestQuickExitKept(t *testing.T) {
+	m := newManager(t, Config{})
+	r := exec1(t, m, ExecRequest{Cmd: "echo kept"})
+	f := exec1(t, m, ExecRequest{Cmd: "echo forgotten", Forget: true})
+	if r.ExitCode == nil || f.ExitCode == nil || r.SessionID != 0 {
+		t.Fatalf("%+v %+v", r, f)
+	}
+	list := m.List()
+	if len(list) != 1 || list[0].Command != "echo kept" || list[0].Running {
+		t.Fatalf("list: %+v", list)
+	}
+	lines, _, _, err := m.Log(list[0].ID, 0, 0)
+	if err != nil || !slices.Equal(lines, []string{"kept"}) {
+		t.Fatalf("log: %v %q", err, lines)
+	}
+	// The exit was reported: a poll says it again, with no output.
+	w, err := m.Write(context.Background(), WriteRequest{SessionID: list[0].ID})
+	if err != nil || w.ExitCode == nil || w.Output != "" {
+		t.Fatalf("poll: %v %+v", err, w)
 	}
 }

@@ -200,6 +200,10 @@ type ExecRequest struct {
 	// Observe, if set, sees clean output as it arrives during this call's
 	// window (for progress notifications). It must not block.
 	Observe func([]byte)
+	// Forget drops the session of a command that exits within its first
+	// window (a host's own probe); otherwise it stays readable (read_log,
+	// list_sessions) until pruned.
+	Forget bool
 	// Started, if set, is told the session's id once the command runs,
 	// before the window: a caller whose context ends during the window
 	// gets no response, and knows the session from it.
@@ -316,12 +320,10 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 		return nil, fmt.Errorf("session %d: %w", s.id, err)
 	}
 	resp.Notes = append(append(notes, req.Notes...), resp.Notes...)
-	if resp.ExitCode != nil {
-		// A command that ended in its first window leaves no session.
+	if resp.ExitCode != nil && req.Forget {
 		m.mu.Lock()
 		delete(m.sessions, s.id)
 		m.mu.Unlock()
-		resp.SessionID = 0
 	}
 	return resp, nil
 }

@@ -2,6 +2,7 @@ package unifiedexec
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -192,6 +193,10 @@ func (s *session) respond(started time.Time, maxTokens int) *Response {
 	total := int64(len(head)) + dropped + int64(len(tail))
 	r.OriginalTokenCount = tokenCount(int(total))
 	text := truncateParts(toValid(head), toValid(tail), dropped, lines, maxTokens)
+	if dropped > 0 || total > int64(max(maxTokens, 0))*bytesPerToken {
+		// The id is not in the response of a command that exited.
+		r.Notes = append(r.Notes, fmt.Sprintf("The output was cut: read_log with session_id %d reads it by lines (the last %d MiB of it).", s.id, transcriptMax>>20))
+	}
 	r.Output = text
 	r.WallTime = time.Since(started)
 	return r

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -251,5 +252,33 @@ func TestMCPReadLogQuickExit(t *testing.T) {
 	log, isErr, _ := s.call("read_log", map[string]any{"session_id": id, "offset": 2499, "limit": 2})
 	if isErr || !strings.Contains(log, "lines 2500-2501 of 5000\n2500\n2501\n") {
 		t.Fatalf("read_log:\n%s", log)
+	}
+}
+
+// TestMCPScreen: a full-screen program comes back as its screen (rows of
+// text, the cursor named), and the stream resumes once it leaves.
+func TestMCPScreen(t *testing.T) {
+	if _, err := exec.LookPath("vim"); err != nil {
+		t.Skip("vim is not installed")
+	}
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("alpha\nbeta\n"), 0o644)
+	s := startServer(t, serverOpts{workspace: ws})
+	text := s.exec(map[string]any{"cmd": "vim -u NONE -N -i NONE notes.txt", "tty": true, "yield_time_ms": 20000})
+	id := sessionID(t, text)
+	want := "Screen (full-screen program, 24 rows × 80 columns; cursor at row 1, column 1):\nalpha\nbeta\n~\n"
+	if !strings.Contains(output(text), want) || strings.Contains(text, "\x1b") {
+		t.Fatalf("vim's screen:\n%s", text)
+	}
+	text, _, _ = s.call("write_stdin", map[string]any{"session_id": id, "chars": "Gogamma\x1b", "yield_time_ms": 20000})
+	if !strings.Contains(output(text), "cursor at row 3, column 5):\nalpha\nbeta\ngamma\n~\n") {
+		t.Fatalf("after an edit:\n%s", text)
+	}
+	text, _, _ = s.call("write_stdin", map[string]any{"session_id": id, "chars": ":wq\n", "yield_time_ms": 20000})
+	if !strings.Contains(text, "Process exited with code 0") || strings.Contains(text, "Screen (") {
+		t.Fatalf("after :wq:\n%s", text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "alpha\nbeta\ngamma\n" {
+		t.Fatalf("the file: %q", b)
 	}
 }

@@ -1,6 +1,7 @@
 package unifiedexec
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -279,6 +280,8 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	if req.TTY {
 		s.clean.reply = s.reply
 		s.clean.width = int(req.Cols) // the cursor stops at its last column
+		s.rows, s.cols = int(cmp.Or(req.Rows, 24)), int(cmp.Or(req.Cols, 80))
+		s.clean.altScreen, s.clean.screen = s.altScreen, s.toScreen
 	}
 	helper := m.HelperFor(req.Helper)
 	spec := ptyrun.Spec{
@@ -324,6 +327,7 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 		m.mu.Lock()
 		delete(m.sessions, s.id)
 		m.mu.Unlock()
+		s.release()
 	}
 	return resp, nil
 }
@@ -560,10 +564,14 @@ func (m *Manager) register(s *session) (notes []string, err error) {
 		}
 		delete(m.sessions, v.id)
 		if v.exited() {
-			continue // only its log goes
+			m.bg.Go(v.release) // only its log goes
+			continue
 		}
 		// Owner: the manager; Close waits for it.
-		m.bg.Go(func() { v.proc.Kill(m.cfg.KillGrace) })
+		m.bg.Go(func() {
+			v.proc.Kill(m.cfg.KillGrace)
+			v.release()
+		})
 		notes = append(notes, fmt.Sprintf("Session %d was closed to stay within %d sessions.", v.id, m.cfg.MaxSessions))
 	}
 	m.sessions[s.id] = s
@@ -643,6 +651,7 @@ func (m *Manager) sweep(now time.Time) time.Duration {
 		case s.exited():
 			if idle >= m.cfg.ExitedTTL {
 				delete(m.sessions, id)
+				m.bg.Go(s.release) // owner: the manager
 				continue
 			}
 			next = min(next, m.cfg.ExitedTTL-idle)
@@ -751,7 +760,10 @@ func (m *Manager) Close() {
 	m.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range all {
-		wg.Go(func() { s.proc.Kill(m.cfg.KillGrace) })
+		wg.Go(func() {
+			s.proc.Kill(m.cfg.KillGrace)
+			s.release()
+		})
 	}
 	wg.Wait()
 	m.bg.Wait()

@@ -47,6 +47,21 @@ type session struct {
 	received   int64        // bytes received from the process
 	lastOutput time.Time    // when the last bytes arrived
 	watched    int          // calls in their window on this session
+	// rows and cols are the terminal's size, for a screen.
+	rows, cols int
+	// scr keeps the screen while the program is on the alternate screen
+	// (nil otherwise); retired are screens let go of, to stop once mu is
+	// released; released is set once the manager dropped the session (no
+	// screen is made after it).
+	scr      *screen
+	retired  []*screen
+	released bool
+
+	// rmu guards the fields below. It is taken after mu (never before)
+	// and never held while waiting: the screen's goroutine takes it alone.
+	rmu sync.Mutex
+	// replyTo is the process answers go to (set by attach).
+	replyTo *ptyrun.Process
 	// replies are answers to terminal queries not yet written (see
 	// flushReplies); answering is set while one goroutine writes them, so
 	// answers keep their order.
@@ -77,11 +92,10 @@ func (s *session) Write(p []byte) (int, error) {
 	}
 	s.clean.Write(p)
 	throttle := s.watched == 0 && s.buf.dropped > 0
-	answers := len(s.replies) > 0
+	retired := s.takeRetired()
 	s.mu.Unlock()
-	if answers {
-		s.flushReplies()
-	}
+	stopScreens(retired)
+	s.flushReplies()
 	if throttle {
 		time.Sleep(time.Duration(len(p)) * time.Second / unwatchedRate)
 	}
@@ -95,6 +109,9 @@ func (s *session) attach(proc *ptyrun.Process) {
 	s.mu.Lock()
 	s.proc = proc
 	s.mu.Unlock()
+	s.rmu.Lock()
+	s.replyTo = proc
+	s.rmu.Unlock()
 	s.flushReplies()
 }
 
@@ -104,29 +121,84 @@ func (s *session) attach(proc *ptyrun.Process) {
 // output. What the terminal has no room for stays queued for the next
 // output or the next tick of a call's window.
 func (s *session) flushReplies() {
-	s.mu.Lock()
-	if s.proc == nil || s.answering || len(s.replies) == 0 {
-		s.mu.Unlock()
+	s.rmu.Lock()
+	if s.replyTo == nil || s.answering || len(s.replies) == 0 {
+		s.rmu.Unlock()
 		return
 	}
-	proc, b := s.proc, s.replies
+	proc, b := s.replyTo, s.replies
 	s.replies, s.answering = nil, true
-	s.mu.Unlock()
+	s.rmu.Unlock()
 	n, err := proc.TryWrite(b)
-	s.mu.Lock()
+	s.rmu.Lock()
 	s.answering = false
 	if err == nil && n < len(b) {
 		s.replies = append(b[n:len(b):len(b)], s.replies...)
 	}
-	s.mu.Unlock()
+	s.rmu.Unlock()
 }
 
-// reply queues an answer to a terminal query; s.mu is held.
+// reply queues an answer to a terminal query.
 func (s *session) reply(b []byte) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
 	if len(s.replies)+len(b) > maxReplies {
 		return // the program is not reading its answers
 	}
 	s.replies = append(s.replies, b...)
+}
+
+// screenAnswer is how a screen's emulator answers the program: queued and
+// written at once (from the screen's goroutine, without mu).
+func (s *session) screenAnswer(b []byte) {
+	s.reply(b)
+	s.flushReplies()
+}
+
+// altScreen follows a full-screen program taking the screen (on; again:
+// a fresh screen) and giving it back; s.mu is held (the cleaner calls
+// it). It reports whether the session keeps a screen now.
+func (s *session) altScreen(on bool) bool {
+	if s.scr != nil {
+		s.retired = append(s.retired, s.scr)
+		s.scr = nil
+	}
+	if on && !s.released {
+		s.scr = newScreen(s.cols, s.rows, s.screenAnswer)
+	}
+	return s.scr != nil
+}
+
+// toScreen feeds what the program prints on the alternate screen; s.mu is
+// held.
+func (s *session) toScreen(p []byte) {
+	if s.scr != nil {
+		s.scr.write(p)
+	}
+}
+
+// takeRetired hands over the screens to stop; s.mu is held.
+func (s *session) takeRetired() []*screen {
+	r := s.retired
+	s.retired = nil
+	return r
+}
+
+func stopScreens(l []*screen) {
+	for _, sc := range l {
+		sc.stop()
+	}
+}
+
+// release lets go of what the session holds beyond its transcript (its
+// screen), once the manager dropped it or closed.
+func (s *session) release() {
+	s.mu.Lock()
+	s.released = true
+	s.altScreen(false)
+	retired := s.takeRetired()
+	s.mu.Unlock()
+	stopScreens(retired)
 }
 
 // appendClean receives cleaned text from the cleaner; s.mu is held.
@@ -168,6 +240,14 @@ func (s *session) respond(started time.Time, maxTokens int) *Response {
 	}
 	lines := s.buf.Lines()
 	head, dropped, tail := s.buf.Take()
+	var screenText string
+	if s.scr != nil {
+		screenText = s.scr.render()
+		if done {
+			s.altScreen(false) // its last screen is this response's
+		}
+	}
+	retired := s.takeRetired()
 	if dropped == 0 {
 		// One stretch of output: a character may straddle the two.
 		head, tail = append(head, tail...), nil
@@ -189,10 +269,22 @@ func (s *session) respond(started time.Time, maxTokens int) *Response {
 		}
 	}
 	s.mu.Unlock()
+	stopScreens(retired)
 
-	total := int64(len(head)) + dropped + int64(len(tail))
+	headText, tailText := toValid(head), toValid(tail)
+	if screenText != "" {
+		// The screen follows what was printed before the program took
+		// it, on a line of its own.
+		if out := headText + tailText; out != "" && !strings.HasSuffix(out, "\n") {
+			screenText = "\n" + screenText
+			lines-- // the line it ends was counted
+		}
+		tailText += screenText
+		lines += int64(strings.Count(screenText, "\n"))
+	}
+	total := int64(len(headText)+len(tailText)) + dropped
 	r.OriginalTokenCount = tokenCount(int(total))
-	text := truncateParts(toValid(head), toValid(tail), dropped, lines, maxTokens)
+	text := truncateParts(headText, tailText, dropped, lines, maxTokens)
 	if dropped > 0 || total > int64(max(maxTokens, 0))*bytesPerToken {
 		// The id is not in the response of a command that exited.
 		r.Notes = append(r.Notes, fmt.Sprintf("The output was cut: read_log with session_id %d reads it by lines (the last %d MiB of it).", s.id, transcriptMax>>20))

@@ -282,3 +282,34 @@ func TestMCPScreen(t *testing.T) {
 		t.Fatalf("the file: %q", b)
 	}
 }
+
+// TestMCPResizeAndTimeout: write_stdin resizes a terminal (rows, cols);
+// exec_command's timeout_ms ends the command's tree and says so.
+func TestMCPResizeAndTimeout(t *testing.T) {
+	s := startServer(t, serverOpts{})
+	id := sessionID(t, s.exec(map[string]any{"cmd": `trap 'echo "size $(stty size)"' WINCH; stty size; while :; do sleep 0.05; done`, "tty": true, "yield_time_ms": 500}))
+	text, isErr, _ := s.call("write_stdin", map[string]any{"session_id": id, "rows": 33, "cols": 111, "yield_time_ms": 1000})
+	if isErr || !strings.Contains(output(text), "size 33 111") {
+		t.Fatalf("resize:\n%s", text)
+	}
+	for _, bad := range []map[string]any{{"rows": 0}, {"cols": 1001}, {"rows": -3}} {
+		bad["session_id"] = id
+		if text, isErr, _ := s.call("write_stdin", bad); !isErr || !strings.Contains(text, "between 1 and 1000") {
+			t.Fatalf("%v: %s", bad, text)
+		}
+	}
+	pipe := sessionID(t, s.exec(map[string]any{"cmd": "sleep 60", "yield_time_ms": 250}))
+	if text, isErr, _ := s.call("write_stdin", map[string]any{"session_id": pipe, "rows": 10}); !isErr || !strings.Contains(text, "tty=true") {
+		t.Fatalf("resizing a pipe session: %s", text)
+	}
+
+	text = s.exec(map[string]any{"cmd": "echo started; sleep 60", "timeout_ms": 1000, "yield_time_ms": 30000})
+	if !strings.Contains(text, "Process exited with code") || !strings.Contains(text, "timeout_ms (1000 ms)") || !strings.Contains(output(text), "started") {
+		t.Fatalf("timeout:\n%s", text)
+	}
+	for _, bad := range []any{0, -1, "soon"} {
+		if text, isErr, _ := s.call("exec_command", map[string]any{"cmd": "true", "timeout_ms": bad}); !isErr || !strings.Contains(text, `"timeout_ms"`) {
+			t.Fatalf("timeout_ms %v: %s", bad, text)
+		}
+	}
+}

@@ -82,6 +82,7 @@ type execArgs struct {
 	Cols               *int    `json:"cols"`
 	YieldTimeMS        *int64  `json:"yield_time_ms"`
 	MaxOutputTokens    *int    `json:"max_output_tokens"`
+	TimeoutMS          *int64  `json:"timeout_ms"`
 	SandboxPermissions *string `json:"sandbox_permissions"`
 	Justification      string  `json:"justification"`
 }
@@ -91,6 +92,8 @@ type writeArgs struct {
 	Chars           string   `json:"chars"`
 	Keys            []string `json:"keys"`
 	Paste           bool     `json:"paste"`
+	Rows            *int     `json:"rows"`
+	Cols            *int     `json:"cols"`
 	YieldTimeMS     *int64   `json:"yield_time_ms"`
 	MaxOutputTokens *int     `json:"max_output_tokens"`
 }
@@ -159,14 +162,28 @@ func tokens(tool string, p *int) (*int, error) {
 	return p, nil
 }
 
-func dims(p *int, name string) (uint16, error) {
+func dims(tool string, p *int, name string) (uint16, error) {
 	if p == nil {
 		return 0, nil
 	}
 	if *p < 1 || *p > 1000 {
-		return 0, fmt.Errorf("exec_command: argument %q must be between 1 and 1000, got %d", name, *p)
+		return 0, fmt.Errorf("%s: argument %q must be between 1 and 1000, got %d", tool, name, *p)
 	}
 	return uint16(*p), nil
+}
+
+// maxTimeoutMS bounds timeout_ms (a week).
+const maxTimeoutMS = 7 * 24 * 3600 * 1000
+
+// timeout is timeout_ms as a duration: absent = none.
+func timeout(p *int64) (time.Duration, error) {
+	if p == nil {
+		return 0, nil
+	}
+	if *p < 1 || *p > maxTimeoutMS {
+		return 0, fmt.Errorf("exec_command: argument \"timeout_ms\" must be between 1 and %d (a week), got %d", maxTimeoutMS, *p)
+	}
+	return time.Duration(*p) * time.Millisecond, nil
 }
 
 func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -177,11 +194,15 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if strings.TrimSpace(a.Cmd) == "" {
 		return toolError(fmt.Errorf("exec_command: argument \"cmd\" is required and must not be empty")), nil
 	}
-	rows, err := dims(a.Rows, "rows")
+	rows, err := dims("exec_command", a.Rows, "rows")
 	if err != nil {
 		return toolError(err), nil
 	}
-	cols, err := dims(a.Cols, "cols")
+	cols, err := dims("exec_command", a.Cols, "cols")
+	if err != nil {
+		return toolError(err), nil
+	}
+	limit, err := timeout(a.TimeoutMS)
 	if err != nil {
 		return toolError(err), nil
 	}
@@ -225,7 +246,7 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	r, err := s.o.Exec(ctx, orchestrator.Request{
 		ExecRequest: unifiedexec.ExecRequest{
 			Cmd: a.Cmd, Workdir: a.Workdir, Shell: a.Shell, Login: a.Login, TTY: a.TTY,
-			Rows: rows, Cols: cols, Yield: yield, MaxOutputTokens: maxTokens,
+			Rows: rows, Cols: cols, Yield: yield, MaxOutputTokens: maxTokens, Timeout: limit,
 			Observe: stop.observe, Started: stop.started,
 		},
 		Escalate:      escalate,
@@ -265,9 +286,17 @@ func (s *Server) writeStdin(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if err != nil {
 		return toolError(err), nil
 	}
+	rows, err := dims("write_stdin", a.Rows, "rows")
+	if err != nil {
+		return toolError(err), nil
+	}
+	cols, err := dims("write_stdin", a.Cols, "cols")
+	if err != nil {
+		return toolError(err), nil
+	}
 	stop := s.progress(ctx, req)
 	r, err := s.o.Manager().Write(ctx, unifiedexec.WriteRequest{
-		SessionID: *a.SessionID, Chars: a.Chars, Keys: a.Keys, Paste: a.Paste,
+		SessionID: *a.SessionID, Chars: a.Chars, Keys: a.Keys, Paste: a.Paste, Rows: rows, Cols: cols,
 		Yield: yield, MaxOutputTokens: maxTokens,
 		Observe: stop.observe,
 	})

@@ -201,6 +201,10 @@ type ExecRequest struct {
 	// Observe, if set, sees clean output as it arrives during this call's
 	// window (for progress notifications). It must not block.
 	Observe func([]byte)
+	// Timeout, if set, ends the session's whole tree once the command has
+	// run that long (watched by a call or not); the response that
+	// reports the exit says so. Negative is an error.
+	Timeout time.Duration
 	// Forget drops the session of a command that exits within its first
 	// window (a host's own probe); otherwise it stays readable (read_log,
 	// list_sessions) until pruned.
@@ -213,10 +217,14 @@ type ExecRequest struct {
 
 // WriteRequest is one write_stdin call.
 type WriteRequest struct {
-	SessionID       int
-	Chars           string
-	Keys            []string
-	Paste           bool
+	SessionID int
+	Chars     string
+	Keys      []string
+	Paste     bool
+	// Rows and Cols, if set, resize the terminal first (one alone keeps
+	// the other); the foreground job gets SIGWINCH. Pipe sessions have
+	// none.
+	Rows, Cols      uint16
 	Yield           time.Duration // 0 = default; clamped; negative is an error
 	MaxOutputTokens *int          // as in ExecRequest
 	// Observe, if set, sees clean output as it arrives during this call's
@@ -251,6 +259,9 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	budget, err := m.budgetOf(req.Yield, req.MaxOutputTokens)
 	if err != nil {
 		return nil, err
+	}
+	if req.Timeout < 0 {
+		return nil, fmt.Errorf("timeout_ms must be 1 or more, got %d", req.Timeout.Milliseconds())
 	}
 	dir, err := m.resolveWorkdir(req.Workdir)
 	if err != nil {
@@ -315,6 +326,9 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 		proc.Kill(m.cfg.KillGrace)
 		return nil, err
 	}
+	if req.Timeout > 0 {
+		m.endAfter(s, req.Timeout)
+	}
 	if req.Started != nil {
 		req.Started(s.id)
 	}
@@ -369,6 +383,11 @@ func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error
 	}
 	defer func() { m.touch(s); <-s.calls }()
 	yield := yieldOf(req.Yield, DefaultWriteYield)
+	if req.Rows > 0 || req.Cols > 0 {
+		if err := s.resize(req.Rows, req.Cols); err != nil {
+			return nil, fmt.Errorf("session %d: resizing: %w", s.id, err)
+		}
+	}
 	var note string
 	if len(input) > 0 {
 		s.mu.Lock()
@@ -617,6 +636,26 @@ func (m *Manager) victimLocked() *session {
 		return nil
 	}
 	return all[len(all)-1]
+}
+
+// endAfter ends s's whole tree once it has run for d (see
+// ExecRequest.Timeout). The timer's goroutine starts the kill under mu
+// while the manager is open (Close waits for it); a session gone or
+// exited by then is left alone.
+func (m *Manager) endAfter(s *session, d time.Duration) {
+	t := time.AfterFunc(d, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.closed || m.sessions[s.id] != s || s.exited() {
+			return
+		}
+		s.endAs(fmt.Sprintf("The command ran past timeout_ms (%d ms): its whole process tree was ended.", d.Milliseconds()))
+		// Owner: the manager; Close waits for it.
+		m.bg.Go(func() { s.proc.Kill(m.cfg.KillGrace) })
+	})
+	s.mu.Lock()
+	s.timer = t
+	s.mu.Unlock()
 }
 
 // janitor ends sessions idle for longer than the session timeout and

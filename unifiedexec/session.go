@@ -2,6 +2,7 @@ package unifiedexec
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"strings"
 	"sync"
@@ -49,6 +50,8 @@ type session struct {
 	watched    int          // calls in their window on this session
 	// rows and cols are the terminal's size, for a screen.
 	rows, cols int
+	// timer ends the session at its timeout, if it has one.
+	timer *time.Timer
 	// scr keeps the screen while the program is on the alternate screen
 	// (nil otherwise); retired are screens let go of, to stop once mu is
 	// released; released is set once the manager dropped the session (no
@@ -177,6 +180,25 @@ func (s *session) toScreen(p []byte) {
 	}
 }
 
+// resize changes the terminal's size (a dimension of 0 keeps the current
+// one): the screen and the cleaner's width first, so the program's redraw
+// at the new size meets them, then the terminal, whose foreground job
+// gets SIGWINCH.
+func (s *session) resize(rows, cols uint16) error {
+	if !s.tty {
+		return ptyrun.ErrNoStdin
+	}
+	s.mu.Lock()
+	s.rows, s.cols = int(cmp.Or(rows, uint16(s.rows))), int(cmp.Or(cols, uint16(s.cols)))
+	s.clean.width = s.cols
+	if s.scr != nil {
+		s.scr.resize(s.cols, s.rows)
+	}
+	r, c := uint16(s.rows), uint16(s.cols)
+	s.mu.Unlock()
+	return s.proc.Resize(r, c)
+}
+
 // takeRetired hands over the screens to stop; s.mu is held.
 func (s *session) takeRetired() []*screen {
 	r := s.retired
@@ -195,6 +217,9 @@ func stopScreens(l []*screen) {
 func (s *session) release() {
 	s.mu.Lock()
 	s.released = true
+	if s.timer != nil {
+		s.timer.Stop()
+	}
 	s.altScreen(false)
 	retired := s.takeRetired()
 	s.mu.Unlock()
@@ -266,6 +291,9 @@ func (s *session) respond(started time.Time, maxTokens int) *Response {
 		if s.endNote != "" {
 			r.Notes = append(r.Notes, s.endNote)
 			s.endNote = ""
+		}
+		if s.timer != nil {
+			s.timer.Stop()
 		}
 	}
 	s.mu.Unlock()

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -311,5 +312,45 @@ func TestMCPResizeAndTimeout(t *testing.T) {
 		if text, isErr, _ := s.call("exec_command", map[string]any{"cmd": "true", "timeout_ms": bad}); !isErr || !strings.Contains(text, `"timeout_ms"`) {
 			t.Fatalf("timeout_ms %v: %s", bad, text)
 		}
+	}
+}
+
+// TestMCPToolDescriptions: the tools a client lists tell the model what
+// it needs to use them well.
+func TestMCPToolDescriptions(t *testing.T) {
+	s := startServer(t, serverOpts{})
+	res, err := s.session.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := map[string]string{}
+	for _, tool := range res.Tools {
+		b, _ := json.Marshal(tool.InputSchema)
+		desc[tool.Name] = tool.Description + "\n" + string(b)
+	}
+	for tool, facts := range map[string][]string{
+		"exec_command": {
+			"network",                 // off unless the policy allows it
+			"tty: true",               // pipes by default, a terminal for interactive programs
+			"until the command exits", // sessions are kept until exit or kill
+			"long-running server",     // its own session
+			"own exec_command",        // not backgrounded with &
+			"screen",                  // full-screen programs
+			"read_log",                // the whole output
+			`"timeout_ms"`, `"tty"`, `"rows"`,
+		},
+		"write_stdin":   {"Process is waiting for input", "poll", `"rows"`, `"cols"`, `"keys"`},
+		"list_sessions": {"logging/setLevel", "exited"},
+		"kill_session":  {"whole process tree"},
+		"read_log":      {"exited", "kept part"},
+	} {
+		for _, f := range facts {
+			if !strings.Contains(desc[tool], f) {
+				t.Errorf("%s does not say %q:\n%s", tool, f, desc[tool])
+			}
+		}
+	}
+	if init := s.session.InitializeResult(); init == nil || !strings.Contains(init.Instructions, "logging/setLevel") {
+		t.Errorf("instructions: %+v", init)
 	}
 }

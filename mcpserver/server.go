@@ -15,6 +15,12 @@ import (
 	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
+// Instructions are the server's instructions to clients.
+const Instructions = "Run shell commands with exec_command (sandboxed; network off unless the policy allows it); " +
+	"interact with running ones, started with tty: true, through write_stdin. Sessions are kept until their command " +
+	"exits or kill_session ends it. Hosts: when a session nobody is polling exits, the server sends a logging " +
+	"notification (event session_exited) to clients that set a level with logging/setLevel."
+
 // Server serves the unified-exec tools over MCP.
 type Server struct {
 	o       *orchestrator.Orchestrator
@@ -26,7 +32,7 @@ type Server struct {
 func New(o *orchestrator.Orchestrator, version string) *Server {
 	s := &Server{o: o}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "unified-exec", Version: version}, &mcp.ServerOptions{
-		Instructions: "Run shell commands with exec_command; interact with long-running ones with write_stdin.",
+		Instructions: Instructions,
 	})
 	handlers := map[string]mcp.ToolHandler{
 		"exec_command":  s.execCommand,

@@ -5,6 +5,7 @@ package unifiedexec
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,5 +195,39 @@ func TestQuickExitKept(t *testing.T) {
 	w, err := m.Write(context.Background(), WriteRequest{SessionID: list[0].ID})
 	if err != nil || w.ExitCode == nil || w.Output != "" {
 		t.Fatalf("poll: %v %+v", err, w)
+	}
+}
+
+// TestCloseLeavesNothing: after Close, no goroutine the manager started
+// is left (janitor, kills, screens' readers, pumps), and no screen.
+func TestCloseLeavesNothing(t *testing.T) {
+	base := runtime.NumGoroutine()
+	screens := screensLive.Load()
+	m := New(Config{Workspace: t.TempDir(), SessionTimeout: time.Hour, KillGrace: 200 * time.Millisecond, OnBackgroundExit: func(int, int, []string) {}})
+	cmds := []ExecRequest{
+		{Cmd: "sleep 60", Timeout: time.Hour},
+		{Cmd: "printf '\\033[?1049hscreen'; sleep 60", TTY: true},
+		{Cmd: "echo done"},
+	}
+	for _, req := range cmds {
+		req.Login, req.Yield = noLogin, 300*time.Millisecond
+		if _, err := m.Exec(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if screensLive.Load() != screens+1 {
+		t.Fatalf("%d screens, want %d", screensLive.Load(), screens+1)
+	}
+	m.Close()
+	if screensLive.Load() != screens {
+		t.Fatalf("%d screens after Close, %d before", screensLive.Load(), screens)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > base {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -290,8 +290,13 @@ func TestMCPResizeAndTimeout(t *testing.T) {
 	s := startServer(t, serverOpts{})
 	id := sessionID(t, s.exec(map[string]any{"cmd": `trap 'echo "size $(stty size)"' WINCH; stty size; while :; do sleep 0.05; done`, "tty": true, "yield_time_ms": 500}))
 	text, isErr, _ := s.call("write_stdin", map[string]any{"session_id": id, "rows": 33, "cols": 111, "yield_time_ms": 1000})
-	if isErr || !strings.Contains(output(text), "size 33 111") {
-		t.Fatalf("resize:\n%s", text)
+	got := output(text)
+	for deadline := time.Now().Add(20 * time.Second); !isErr && !strings.Contains(got, "size 33 111") && time.Now().Before(deadline); {
+		text, isErr, _ = s.call("write_stdin", map[string]any{"session_id": id, "yield_time_ms": 1000})
+		got += output(text)
+	}
+	if isErr || !strings.Contains(got, "size 33 111") {
+		t.Fatalf("resize: %q\n%s", got, text)
 	}
 	for _, bad := range []map[string]any{{"rows": 0}, {"cols": 1001}, {"rows": -3}} {
 		bad["session_id"] = id

@@ -6,28 +6,28 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-// watcher is an Observe callback that says when a string has arrived.
-type watcher struct {
-	mu   sync.Mutex
-	seen strings.Builder
-	want string
-	hit  chan struct{}
-}
-
-func watch(want string) *watcher { return &watcher{want: want, hit: make(chan struct{})} }
-
-func (w *watcher) observe(b []byte) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	was := strings.Contains(w.seen.String(), w.want)
-	w.seen.Write(b)
-	if !was && strings.Contains(w.seen.String(), w.want) {
-		close(w.hit)
+// cancelWhenLogged cancels once the session's log holds want (the log,
+// not the window's observer: output may come before the window starts).
+// The goroutine ends then, or after 20 s.
+func cancelWhenLogged(m *Manager, id <-chan int, want string, cancel context.CancelFunc) {
+	defer cancel()
+	deadline := time.Now().Add(20 * time.Second)
+	var sid int
+	select {
+	case sid = <-id:
+	case <-time.After(20 * time.Second):
+		return
+	}
+	for time.Now().Before(deadline) {
+		lines, _, _, _ := m.Log(sid, 0, 0)
+		if strings.Contains(strings.Join(lines, "\n"), want) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -38,17 +38,11 @@ func (w *watcher) observe(b []byte) {
 func TestCancelConsumesNothing(t *testing.T) {
 	m := newManager(t, Config{})
 	ctx, cancel := context.WithCancel(context.Background())
-	w := watch("two")
+	ids := make(chan int, 1)
 	started := 0
-	go func() {
-		select {
-		case <-w.hit:
-		case <-time.After(20 * time.Second):
-		}
-		cancel()
-	}()
-	r, err := m.Exec(ctx, ExecRequest{Cmd: "echo one; echo two; sleep 1; echo three; exit 3", Login: noLogin, Yield: 30 * time.Second,
-		Observe: w.observe, Started: func(id int) { started = id }})
+	go cancelWhenLogged(m, ids, "two", cancel)
+	r, err := m.Exec(ctx, ExecRequest{Cmd: "echo one; echo two; sleep 2; echo three; exit 3", Login: noLogin, Yield: 30 * time.Second,
+		Started: func(id int) { started = id; ids <- id }})
 	if !errors.Is(err, context.Canceled) || r != nil {
 		t.Fatalf("cancelled exec: %v %+v", err, r)
 	}
@@ -76,14 +70,10 @@ func TestCancelConsumesNothing(t *testing.T) {
 	// A poll cancelled after the command printed and exited.
 	r = exec1(t, m, ExecRequest{Cmd: "sleep 0.5; echo late; exit 4", Yield: 250 * time.Millisecond})
 	ctx, cancel = context.WithCancel(context.Background())
-	w = watch("late")
-	go func() {
-		<-w.hit
-		// Cancelled once the command is gone: the window may already
-		// have ended at the exit; either way nothing is lost.
-		cancel()
-	}()
-	p, err := m.Write(ctx, WriteRequest{SessionID: r.SessionID, Yield: 30 * time.Second, Observe: w.observe})
+	ids = make(chan int, 1)
+	ids <- r.SessionID
+	go cancelWhenLogged(m, ids, "late", cancel)
+	p, err := m.Write(ctx, WriteRequest{SessionID: r.SessionID, Yield: 30 * time.Second})
 	if err == nil {
 		if p.ExitCode == nil || p.Output != "late\n" {
 			t.Fatalf("poll: %+v", p)

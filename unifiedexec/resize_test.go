@@ -21,15 +21,17 @@ func TestResize(t *testing.T) {
 	if !strings.Contains(r.Output, "24 80") {
 		t.Fatalf("initial size: %+v", r)
 	}
-	w, err := m.Write(context.Background(), WriteRequest{SessionID: r.SessionID, Rows: 30, Cols: 100, Yield: time.Second})
-	if err != nil || !strings.Contains(w.Output, "winch 30 100") {
-		t.Fatalf("resize: %v %+v", err, w)
+	w, err := m.Write(context.Background(), WriteRequest{SessionID: r.SessionID, Rows: 30, Cols: 100})
+	if err != nil {
+		t.Fatal(err)
 	}
+	pollFor(t, m, r.SessionID, w.Output, "winch 30 100")
 	// One dimension alone keeps the other.
-	w, err = m.Write(context.Background(), WriteRequest{SessionID: r.SessionID, Cols: 120, Yield: time.Second})
-	if err != nil || !strings.Contains(w.Output, "winch 30 120") {
-		t.Fatalf("cols alone: %v %+v", err, w)
+	w, err = m.Write(context.Background(), WriteRequest{SessionID: r.SessionID, Cols: 120})
+	if err != nil {
+		t.Fatal(err)
 	}
+	pollFor(t, m, r.SessionID, w.Output, "winch 30 120")
 	// Pipes have no terminal.
 	p := exec1(t, m, ExecRequest{Cmd: "sleep 60", Yield: 250 * time.Millisecond})
 	if _, err := m.Write(context.Background(), WriteRequest{SessionID: p.SessionID, Rows: 10}); !errors.Is(err, ptyrun.ErrNoStdin) {
@@ -47,6 +49,21 @@ func TestResize(t *testing.T) {
 	rows, _, _ := screenOf(t, w.Output)
 	if !strings.Contains(w.Output, "10 rows × 40 columns") || len(rows) > 10 || len(rows) < 9 || rows[1] != "~" {
 		t.Fatalf("vim after a resize:\n%s", w.Output)
+	}
+}
+
+// pollFor polls a session until its output, after out, holds want.
+func pollFor(t *testing.T, m *Manager, id int, out, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out, want); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in %q", want, out)
+		}
+		w, err := m.Write(context.Background(), WriteRequest{SessionID: id, Yield: 500 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out += w.Output
 	}
 }
 

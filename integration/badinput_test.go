@@ -31,6 +31,10 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"session id float", "write_stdin", map[string]any{"session_id": 1000.5}, `"session_id"`},
 		{"rows out of range", "exec_command", map[string]any{"cmd": "true", "tty": true, "rows": 0}, `"rows"`},
 		{"tool args not object", "list_sessions", map[string]any{"x": 1}, `"x"`},
+		{"negative yield", "exec_command", map[string]any{"cmd": "echo never", "yield_time_ms": -5}, `"yield_time_ms"`},
+		{"negative tokens", "exec_command", map[string]any{"cmd": "echo never", "max_output_tokens": -3}, `"max_output_tokens"`},
+		{"negative poll yield", "write_stdin", map[string]any{"session_id": 1000, "yield_time_ms": -1}, `"yield_time_ms"`},
+		{"negative poll tokens", "write_stdin", map[string]any{"session_id": 1000, "max_output_tokens": -1}, `"max_output_tokens"`},
 	}
 	for _, c := range errs {
 		t.Run(c.name, func(t *testing.T) {
@@ -45,11 +49,9 @@ func TestBadInputCatalogue(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"negative yield", map[string]any{"cmd": "echo clamp", "yield_time_ms": -5}, "clamp"},
 		{"zero yield", map[string]any{"cmd": "echo clamp", "yield_time_ms": 0}, "clamp"},
 		{"huge yield", map[string]any{"cmd": "echo clamp", "yield_time_ms": 1 << 40}, "clamp"},
-		{"zero tokens", map[string]any{"cmd": "echo clamp", "max_output_tokens": 0}, "clamp"},
-		{"negative tokens", map[string]any{"cmd": "seq 1 1000", "max_output_tokens": -3}, "1000"},
+		{"zero tokens: only the marker", map[string]any{"cmd": "echo clamp", "max_output_tokens": 0}, "…2 tokens truncated…"},
 		{"huge tokens", map[string]any{"cmd": "echo clamp", "max_output_tokens": 1 << 40}, "clamp"},
 		{"invalid UTF-8 in cmd", map[string]any{"cmd": "echo \xff\xfe ok"}, "ok"},
 	}

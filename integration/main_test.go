@@ -100,7 +100,7 @@ func (s *server) callCtx(ctx context.Context, name string, args map[string]any) 
 	defer cancel()
 	res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		s.t.Fatalf("%s: %v", name, err)
+		s.t.Fatalf("%s: %v (server stderr, last 3000 bytes: %s)", name, err, tail(s.stderr.String(), 12000))
 	}
 	var b strings.Builder
 	for _, c := range res.Content {
@@ -150,4 +150,12 @@ func structured(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	var m map[string]any
 	json.Unmarshal(b, &m)
 	return m
+}
+
+// tail is the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,6 +14,12 @@ import (
 	"github.com/unified-exec/unified-exec/approval"
 	"github.com/unified-exec/unified-exec/orchestrator"
 )
+
+// Instructions are the server's instructions to clients.
+const Instructions = "Run shell commands with exec_command (sandboxed; network off unless the policy allows it); " +
+	"interact with running ones, started with tty: true, through write_stdin. Sessions are kept until their command " +
+	"exits or kill_session ends it. Hosts: when a session nobody is polling exits, the server sends a logging " +
+	"notification (event session_exited) to clients that set a level with logging/setLevel."
 
 // Server serves the unified-exec tools over MCP.
 type Server struct {
@@ -25,7 +32,7 @@ type Server struct {
 func New(o *orchestrator.Orchestrator, version string) *Server {
 	s := &Server{o: o}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "unified-exec", Version: version}, &mcp.ServerOptions{
-		Instructions: "Run shell commands with exec_command; interact with long-running ones with write_stdin.",
+		Instructions: Instructions,
 	})
 	handlers := map[string]mcp.ToolHandler{
 		"exec_command":  s.execCommand,
@@ -81,6 +88,7 @@ type execArgs struct {
 	Cols               *int    `json:"cols"`
 	YieldTimeMS        *int64  `json:"yield_time_ms"`
 	MaxOutputTokens    *int    `json:"max_output_tokens"`
+	TimeoutMS          *int64  `json:"timeout_ms"`
 	SandboxPermissions *string `json:"sandbox_permissions"`
 	Justification      string  `json:"justification"`
 }
@@ -90,6 +98,8 @@ type writeArgs struct {
 	Chars           string   `json:"chars"`
 	Keys            []string `json:"keys"`
 	Paste           bool     `json:"paste"`
+	Rows            *int     `json:"rows"`
+	Cols            *int     `json:"cols"`
 	YieldTimeMS     *int64   `json:"yield_time_ms"`
 	MaxOutputTokens *int     `json:"max_output_tokens"`
 }
@@ -133,32 +143,53 @@ func respResult(r *orchestrator.Response) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text()}}, StructuredContent: st}
 }
 
-func ms(p *int64) time.Duration {
+// ms is yield_time_ms as a duration: absent = the default, 0 = the
+// shortest window (the engine clamps it), negative an error.
+func ms(tool string, p *int64) (time.Duration, error) {
 	if p == nil {
-		return 0
+		return 0, nil
 	}
-	if *p <= 0 {
-		return time.Nanosecond // clamped up to the minimum window
+	if *p < 0 {
+		return 0, fmt.Errorf("%s: argument \"yield_time_ms\" must be 0 or more (it is clamped to %d–%d), got %d", tool, orchestrator.MinYield.Milliseconds(), orchestrator.MaxYield.Milliseconds(), *p)
 	}
-	return time.Duration(min(*p, 3_600_000)) * time.Millisecond
+	if *p == 0 {
+		return time.Nanosecond, nil // clamped up to the minimum window
+	}
+	return time.Duration(min(*p, 3_600_000)) * time.Millisecond, nil
 }
 
-// tokens clamps max_output_tokens: zero or negative means the default.
-func tokens(p *int) int {
-	if p == nil || *p <= 0 {
-		return 0
+// tokens checks max_output_tokens: absent = the limit, 0 = only the
+// truncation marker, negative an error; the engine lowers larger asks to
+// the limit.
+func tokens(tool string, p *int) (*int, error) {
+	if p != nil && *p < 0 {
+		return nil, fmt.Errorf("%s: argument \"max_output_tokens\" must be 0 or more (0 returns only the truncation marker), got %d", tool, *p)
 	}
-	return *p
+	return p, nil
 }
 
-func dims(p *int, name string) (uint16, error) {
+func dims(tool string, p *int, name string) (uint16, error) {
 	if p == nil {
 		return 0, nil
 	}
 	if *p < 1 || *p > 1000 {
-		return 0, fmt.Errorf("exec_command: argument %q must be between 1 and 1000, got %d", name, *p)
+		return 0, fmt.Errorf("%s: argument %q must be between 1 and 1000, got %d", tool, name, *p)
 	}
 	return uint16(*p), nil
+}
+
+// maxTimeoutMS bounds timeout_ms (a week).
+const maxTimeoutMS = 7 * 24 * 3600 * 1000
+
+// timeout is timeout_ms as a duration: absent = none.
+func timeout(p *int64) (time.Duration, error) {
+	if p == nil {
+		return 0, nil
+	}
+	if *p < 1 || *p > maxTimeoutMS {
+		return 0, fmt.Errorf("exec_command: argument \"timeout_ms\" must be between 1 and %d (a week), got %d", maxTimeoutMS, *p)
+	}
+	return time.Duration(*p) * time.Millisecond, nil
 }
 
 func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -169,11 +200,23 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if strings.TrimSpace(a.Cmd) == "" {
 		return toolError(fmt.Errorf("exec_command: argument \"cmd\" is required and must not be empty")), nil
 	}
-	rows, err := dims(a.Rows, "rows")
+	rows, err := dims("exec_command", a.Rows, "rows")
 	if err != nil {
 		return toolError(err), nil
 	}
-	cols, err := dims(a.Cols, "cols")
+	cols, err := dims("exec_command", a.Cols, "cols")
+	if err != nil {
+		return toolError(err), nil
+	}
+	limit, err := timeout(a.TimeoutMS)
+	if err != nil {
+		return toolError(err), nil
+	}
+	yield, err := ms("exec_command", a.YieldTimeMS)
+	if err != nil {
+		return toolError(err), nil
+	}
+	maxTokens, err := tokens("exec_command", a.MaxOutputTokens)
 	if err != nil {
 		return toolError(err), nil
 	}
@@ -210,17 +253,30 @@ func (s *Server) execCommand(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	}
 	stop := s.progress(ctx, req)
 	wctx, unwatch := s.netWatch(ctx, prompter.canAsk)
+	var startedID atomic.Int64
 	r, err := s.o.Exec(wctx, orchestrator.Request{
 		ExecRequest: orchestrator.ExecRequest{
 			Cmd: a.Cmd, Workdir: a.Workdir, Shell: a.Shell, Login: a.Login, TTY: a.TTY,
-			Rows: rows, Cols: cols, Yield: ms(a.YieldTimeMS), MaxOutputTokens: tokens(a.MaxOutputTokens),
+			Rows: rows, Cols: cols, Yield: yield, MaxOutputTokens: maxTokens, Timeout: limit,
 			Observe: stop.observe,
+			Started: func(id int) {
+				startedID.Store(int64(id))
+				if stop.started != nil {
+					stop.started(id)
+				}
+			},
 		},
 		Escalate:      escalate,
 		Justification: a.Justification,
 		Prompter:      prompter,
 		State:         state,
 	})
+	if id := int(startedID.Load()); errors.Is(err, context.Canceled) && ctx.Err() == nil && id != 0 {
+		// A network question ended the watch during the first window
+		// (which consumed nothing): take what the command printed so
+		// far with the shortest window, then ask.
+		r, err = s.o.Write(ctx, orchestrator.WriteRequest{SessionID: id, Yield: time.Nanosecond, MaxOutputTokens: maxTokens})
+	}
 	stop.end()
 	unwatch()
 	var need *orchestrator.NeedInput
@@ -246,6 +302,22 @@ func (s *Server) writeStdin(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if a.SessionID == nil {
 		return toolError(fmt.Errorf("write_stdin: argument \"session_id\" is required")), nil
 	}
+	yield, err := ms("write_stdin", a.YieldTimeMS)
+	if err != nil {
+		return toolError(err), nil
+	}
+	maxTokens, err := tokens("write_stdin", a.MaxOutputTokens)
+	if err != nil {
+		return toolError(err), nil
+	}
+	rows, err := dims("write_stdin", a.Rows, "rows")
+	if err != nil {
+		return toolError(err), nil
+	}
+	cols, err := dims("write_stdin", a.Cols, "cols")
+	if err != nil {
+		return toolError(err), nil
+	}
 	digest := string(req.Params.Arguments)
 	if res, ok := s.resumeNetwork(req, digest); ok {
 		return res, nil
@@ -256,17 +328,17 @@ func (s *Server) writeStdin(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	}
 	stop := s.progress(ctx, req)
 	wreq := orchestrator.WriteRequest{
-		SessionID: *a.SessionID, Chars: a.Chars, Keys: a.Keys, Paste: a.Paste,
-		Yield: ms(a.YieldTimeMS), MaxOutputTokens: tokens(a.MaxOutputTokens),
+		SessionID: *a.SessionID, Chars: a.Chars, Keys: a.Keys, Paste: a.Paste, Rows: rows, Cols: cols,
+		Yield: yield, MaxOutputTokens: maxTokens,
 		Observe: stop.observe,
 	}
 	wctx, unwatch := s.netWatch(ctx, canAsk)
-	r, err := s.o.Manager().Write(wctx, wreq)
+	r, err := s.o.Write(wctx, wreq)
 	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		// A network question ended the watch before the session was
 		// free: write now, with the shortest window, then ask.
 		wreq.Yield = time.Nanosecond
-		r, err = s.o.Manager().Write(ctx, wreq)
+		r, err = s.o.Write(ctx, wreq)
 	}
 	stop.end()
 	unwatch()
@@ -350,6 +422,11 @@ func (s *Server) readLog(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		return toolError(fmt.Errorf("read_log: %w", err)), nil
 	}
 	var b strings.Builder
+	if offset >= 0 && first > offset {
+		// The log keeps the newest part: say where it starts rather
+		// than silently giving other lines than asked.
+		fmt.Fprintf(&b, "Session %d: lines 1-%d are no longer kept; the kept part starts at line %d.\n", *a.SessionID, first, first+1)
+	}
 	if len(lines) == 0 {
 		fmt.Fprintf(&b, "Session %d: no lines in that range (%d lines retained).\n", *a.SessionID, total)
 	} else {

@@ -35,40 +35,57 @@ func prop(typ, desc string) map[string]any { return map[string]any{"type": typ, 
 var Tools = []ToolDef{
 	{
 		Name: "exec_command",
-		Description: "Runs a shell command and returns its output. If the command is still running when the " +
-			"yield time is over, the response carries a session ID: poll or type into it with write_stdin. " +
-			"Output beyond max_output_tokens is cut in the middle; the end is kept.",
+		Description: "Runs a shell command in the sandbox and returns its output. Writes are limited to the " +
+			"workspace and temporary directories, and network access is off unless the policy allows it. " +
+			"By default the command runs with pipes (stdin closed, stdout and stderr merged); use tty: true " +
+			"for interactive programs (REPLs, editors, pagers, password prompts) and type into them with " +
+			"write_stdin. If the command is still running when yield_time_ms is over, the response carries " +
+			"a session ID; the session is kept until the command exits or kill_session ends it (or it sits " +
+			"unused past the policy's session_timeout): poll it with write_stdin. To run a long-running server " +
+			"or watcher, start it in its own exec_command with a short yield_time_ms and keep its session; do " +
+			"not background it with & inside another command (a session's processes end with it). " +
+			"Full-screen programs (vim, less, top) come back as their screen: rows of text and the cursor " +
+			"position. Output beyond max_output_tokens is cut in the middle (the end is kept); read_log has it " +
+			"by lines, also after the command exited.",
 		Schema: obj([]string{"cmd"}, map[string]any{
 			"cmd":                 prop("string", "Shell command to run."),
 			"workdir":             prop("string", "Working directory, relative to the workspace (default: the workspace)."),
 			"shell":               prop("string", "Shell to run cmd with: a shell listed in /etc/shells that the policy can read (bash, sh, dash, ...), by path or name (default /bin/bash)."),
 			"login":               prop("boolean", "Run with the login shell's environment, as -lc would (default true): the profile runs once and is restored for each command; false uses a plain -c shell."),
-			"tty":                 prop("boolean", "Run in a pseudo-terminal (for interactive programs); default false: pipes, stdin closed."),
-			"rows":                prop("integer", "Terminal rows when tty is true (default 24)."),
-			"cols":                prop("integer", "Terminal columns when tty is true (default 80)."),
-			"yield_time_ms":       prop("integer", "How long to wait for output before returning, in ms (250–30000, default 10000)."),
-			"max_output_tokens":   prop("integer", "Most tokens of output to return (default 10000)."),
+			"tty":                 prop("boolean", "Run in a pseudo-terminal, for interactive programs; default false: pipes, stdin closed."),
+			"rows":                prop("integer", "Terminal rows when tty is true (1–1000, default 24)."),
+			"cols":                prop("integer", "Terminal columns when tty is true (1–1000, default 80)."),
+			"yield_time_ms":       prop("integer", "How long to wait for output before returning, in ms (clamped to 250–30000, default 10000). A call returns earlier when the command exits, or when a tty program waits for input."),
+			"max_output_tokens":   prop("integer", "Most tokens of output to return (default and maximum: the policy's limit, 10000 unless set; 0 returns only the truncation marker)."),
+			"timeout_ms":          prop("integer", "End the command's whole process tree once it has run this many ms (default: no timeout); the response says so."),
 			"sandbox_permissions": map[string]any{"type": "string", "enum": []string{"use_default", "require_escalated"}, "description": "require_escalated asks the user to run the command without the sandbox; give a justification."},
 			"justification":       prop("string", "Why the command needs to run without the sandbox; shown to the user."),
 		}),
 	},
 	{
 		Name: "write_stdin",
-		Description: "Writes characters or keys to a running session's terminal and returns the new output. " +
-			"With no chars it polls for output.",
+		Description: "Types characters or keys into a running tty session and returns the output that follows; " +
+			"with no chars or keys it polls a session (tty or not) for new output and its exit. A turn ends " +
+			"early, saying \"Process is waiting for input\", once the program is back waiting for input. " +
+			"Sessions started without tty have no stdin: start them again with tty: true.",
 		Schema: obj([]string{"session_id"}, map[string]any{
 			"session_id":        prop("integer", "Session ID from exec_command."),
 			"chars":             prop("string", "Characters to write (may be empty: a poll). Use \\n to press Enter."),
 			"keys":              map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "Keys to send before chars, tmux-style: Enter, C-c, C-d, Up, Down, Tab, Escape, M-x, F5, PageUp, S-Tab."},
 			"paste":             prop("boolean", "Wrap chars in bracketed-paste markers."),
-			"yield_time_ms":     prop("integer", "How long to wait for output, in ms (250–30000, default 250)."),
-			"max_output_tokens": prop("integer", "Most tokens of output to return (default 10000)."),
+			"rows":              prop("integer", "Resize the terminal to this many rows first (1–1000); the program gets SIGWINCH."),
+			"cols":              prop("integer", "Resize the terminal to this many columns first (1–1000)."),
+			"yield_time_ms":     prop("integer", "How long to wait for output, in ms (clamped to 250–30000, default 250)."),
+			"max_output_tokens": prop("integer", "Most tokens of output to return (default and maximum: the policy's limit; 0 returns only the truncation marker)."),
 		}),
 	},
 	{
-		Name:        "list_sessions",
-		Description: "Lists the sessions: id, status (running / exited N), pid, tty, age, cwd, command.",
-		Schema:      obj(nil, map[string]any{}),
+		Name: "list_sessions",
+		Description: "Lists the sessions: id, status (running / exited N), pid, tty, age, cwd, command. A command " +
+			"that exited stays listed, readable with read_log, until unused for 30 minutes or pruned for room. " +
+			"When a session nobody is polling exits, clients that enabled logging (logging/setLevel) also " +
+			"get a notification.",
+		Schema: obj(nil, map[string]any{}),
 	},
 	{
 		Name:        "kill_session",
@@ -78,8 +95,11 @@ var Tools = []ToolDef{
 		}),
 	},
 	{
-		Name:        "read_log",
-		Description: "Reads a session's retained transcript by lines, also after it exited. offset and limit count lines; limit alone gives the last N lines.",
+		Name: "read_log",
+		Description: "Reads a session's transcript by lines, also after it exited (the id of a command that exited " +
+			"at once is in list_sessions, or in the note of a response whose output was cut). The log keeps " +
+			"about the last 1 MiB: an offset before the kept part says where the kept part starts. offset and " +
+			"limit count lines; limit alone gives the last N lines.",
 		Schema: obj([]string{"session_id"}, map[string]any{
 			"session_id": prop("integer", "Session ID."),
 			"offset":     prop("integer", "First line, counting from 0."),

@@ -140,6 +140,7 @@ func New(cfg Config) (*Orchestrator, error) {
 			Workspace:        ws,
 			Env:              o.pol.Env.Build(os.Environ()),
 			MaxSessions:      o.pol.Limits.MaxSessions,
+			SessionTimeout:   o.pol.Limits.IdleTimeout(),
 			MaxOutputTokens:  o.pol.Limits.MaxOutputTokens,
 			BufferBytes:      o.pol.Limits.OutputBufferBytes,
 			MaxProcesses:     maxProcesses(o.pol.Limits.MaxProcesses, o.status),
@@ -232,7 +233,7 @@ func (o *Orchestrator) Check(ctx context.Context) error {
 		return err
 	}
 	login := false
-	r, err := o.m.Exec(ctx, unifiedexec.ExecRequest{Cmd: "exit 0", Shell: "/bin/sh", Login: &login, Sandbox: sb, Env: o.egressEnv(sb), Label: "check", Yield: 10 * time.Second})
+	r, err := o.m.Exec(ctx, unifiedexec.ExecRequest{Cmd: "exit 0", Shell: "/bin/sh", Login: &login, Sandbox: sb, Env: o.egressEnv(sb), Label: "check", Yield: 10 * time.Second, Forget: true})
 	if err != nil {
 		return err
 	}

@@ -100,3 +100,9 @@ type (
 // SnapshotInfo is a login shell's snapshot as the engine took it, for a
 // host's log (Config.OnSnapshot).
 type SnapshotInfo = unifiedexec.SnapshotInfo
+
+// The engine's clamps on a call's window, for hosts' messages.
+const (
+	MinYield = unifiedexec.MinYield
+	MaxYield = unifiedexec.MaxYield
+)

@@ -1,5 +1,7 @@
 package policy
 
+import "time"
+
 // Policy is one decoded policy.toml.
 type Policy struct {
 	Approval Approval `toml:"approval"`
@@ -142,6 +144,16 @@ type Limits struct {
 	// MaxProcesses caps the processes and threads of one session; 0 = no
 	// limit.
 	MaxProcesses int `toml:"max_processes"`
+}
+
+// IdleTimeout is session_timeout as a duration; 0 when there is none (a
+// policy that passed validation has either).
+func (l Limits) IdleTimeout() time.Duration {
+	d, err := time.ParseDuration(l.SessionTimeout)
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
 }
 
 // Audit is the [audit] table.

@@ -94,6 +94,8 @@ type Process struct {
 	done    chan struct{} // closed when exited and drained
 
 	killOnce sync.Once
+	// parked is odd while the pump waits for output (see pump).
+	parked atomic.Uint64
 
 	// mu guards the fields below.
 	mu     sync.Mutex
@@ -284,26 +286,85 @@ func (p *Process) closeStatus(files ...*os.File) {
 // pump copies output until EOF or EIO. Owner: the Process; it ends when
 // every writer of the terminal or pipe is gone, or when wait gives up
 // draining and closes the reader.
+//
+// It reads through the raw descriptor so that it can say when it parks:
+// parked counts up by one each time the pump finds nothing to read and
+// waits (odd: parked) and each time it wakes (even), and a read's bytes
+// are delivered before the next read, so an odd count means everything
+// read so far is in Spec.Output (see [Process.drained]).
 func (p *Process) pump() {
 	defer close(p.pumpEnd)
 	if p.output == nil {
 		return // the command writes to the caller's own streams
 	}
+	rc, err := p.output.SyscallConn()
+	if err != nil {
+		return
+	}
 	// An idle session holds its read buffer while it waits: start small,
 	// grow once the command proves chatty.
 	buf := make([]byte, 4*1024)
 	for {
-		n, err := p.output.Read(buf)
+		var n int
+		var rerr error
+		err := rc.Read(func(fd uintptr) bool {
+			if p.parked.Load()&1 == 1 {
+				p.parked.Add(1) // awake
+			}
+			for {
+				n, rerr = syscall.Read(int(fd), buf)
+				if rerr != syscall.EINTR {
+					break
+				}
+			}
+			if rerr == syscall.EAGAIN {
+				p.parked.Add(1)
+				return false // wait for output
+			}
+			return true
+		})
 		if n > 0 {
 			p.spec.Output.Write(buf[:n])
 			if n == len(buf) && len(buf) < 32*1024 {
 				buf = make([]byte, 32*1024)
 			}
 		}
-		if err != nil {
+		if err != nil || rerr != nil || n <= 0 {
 			return
 		}
 	}
+}
+
+// drained reports whether everything the command wrote before the call
+// has been delivered to Spec.Output: the pump is parked, waiting for more,
+// and stayed parked while the terminal or pipe had nothing to read. The
+// poll also waits for the kernel to move what the command wrote into the
+// terminal's read buffer (a pty hands it over from a work queue).
+func (p *Process) drained() bool {
+	if p.output == nil {
+		return true // nothing of the command's output passes here
+	}
+	v := p.parked.Load()
+	if v&1 == 0 {
+		return false
+	}
+	rc, err := p.output.SyscallConn()
+	if err != nil {
+		return false
+	}
+	readable := true
+	rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 0)
+			if err == unix.EINTR {
+				continue
+			}
+			readable = err != nil || n > 0
+			return
+		}
+	})
+	return !readable && p.parked.Load() == v
 }
 
 // wait reaps the leader, ends the rest of the tree, drains the output and

@@ -2,19 +2,27 @@ package ptyrun
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // WaitingForInput reports whether the terminal's foreground process is
 // blocked reading the terminal — in read(2) on it, or in poll/select with
-// it among the descriptors it waits on — and no input is pending for it.
-// A program that merely sleeps, computes or waits on the network is not
-// waiting for input. Always false for pipe sessions.
+// it the only descriptor it waits on, with no timeout or one of at least
+// [SettledWait] — or, for a shell running a pipeline, one of its children
+// in the group is while the others wait too (see settled) — no input is
+// pending for it, and everything it printed has been delivered to
+// Spec.Output. A program that merely sleeps, computes or waits on the
+// network is not waiting for input, nor is one that waits briefly on its
+// terminal before acting on its own (vim, on its way out, waits 100 ms
+// for a terminal's answers and then restores the terminal, discarding
+// what was typed meanwhile). Always false for pipe sessions.
 func (p *Process) WaitingForInput() bool {
 	if p.input == nil || p.ttyName == "" {
 		return false
@@ -29,11 +37,20 @@ func (p *Process) WaitingForInput() bool {
 	if err != nil || pgid <= 0 {
 		return false
 	}
-	if pendingInput(p.ttyName) {
+	if ok, reading := settled(pgid, pgid, p.ttyName, 0); !ok || !reading || pendingInput(p.ttyName) {
 		return false
 	}
-	return blockedOnTTY(pgid, p.ttyName)
+	// Blocked reading: what it printed before is in the terminal or
+	// already delivered.
+	return p.drained()
 }
+
+// SettledWait is the shortest timeout of a poll or select on the terminal
+// that counts as waiting for input: a shorter wait is a program about to
+// act on its own. vim waits 100 ms for a terminal's answers on its way
+// out, and 1 s (timeoutlen) after a lone Escape to tell the key from the
+// start of a sequence; both end in the program acting on what it read.
+const SettledWait = 2 * time.Second
 
 // pendingInput reports whether the terminal holds input its reader has
 // not consumed yet.
@@ -47,19 +64,112 @@ func pendingInput(tty string) bool {
 	return err != nil || n > 0
 }
 
-// syscall numbers of the calls that wait on a terminal.
-type waitCalls struct{ read, poll, ppoll, sel, pselect int }
+// settled reports whether the process pid of the terminal's foreground
+// group pgid waits for nothing but the terminal: blocked reading it
+// (reading), or waiting for its children (a shell running a pipeline)
+// while each child in the group is settled, or blocked writing into a
+// pipe (to a reader that waits), or a zombie. A shell's pipeline such as
+// `seq 100 | less` is then waiting for input when less is.
+func settled(pid, pgid int, tty string, depth int) (ok, reading bool) {
+	state, pgrp := procState(pid)
+	switch {
+	case state == 'Z' || state == 'X':
+		return true, false
+	case state == 0:
+		return false, false
+	case pgrp != pgid:
+		return true, false // not in the foreground
+	}
+	nr, args, err := procSyscall(pid)
+	if err != nil {
+		return false, false
+	}
+	switch nr {
+	case calls.wait4, calls.waitid:
+		if depth >= 4 {
+			return false, false
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
+		if err != nil {
+			return false, false
+		}
+		for _, f := range strings.Fields(string(b)) {
+			child, err := strconv.Atoi(f)
+			if err != nil {
+				return false, false
+			}
+			ok, r := settled(child, pgid, tty, depth+1)
+			if !ok {
+				return false, false
+			}
+			reading = reading || r
+		}
+		return true, reading
+	case calls.write:
+		target, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(int(args[0])))
+		return err == nil && strings.HasPrefix(target, "pipe:"), false
+	}
+	return blockedOnTTY(pid, tty), true
+}
+
+// procState reads a process's state letter and process group (0 when it
+// is gone).
+func procState(pid int) (state byte, pgrp int) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0
+	}
+	// pid (comm) state ppid pgrp ...: comm may hold anything but ends at
+	// the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 3 || len(f[0]) != 1 {
+		return 0, 0
+	}
+	pgrp, _ = strconv.Atoi(f[2])
+	return f[0][0], pgrp
+}
+
+// procSyscall reads the system call a blocked process is in and its
+// arguments; an error for a running process.
+func procSyscall(pid int) (nr int, args [6]uint64, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
+	if err != nil {
+		return 0, args, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 7 || f[0] == "running" {
+		return 0, args, errRunning
+	}
+	nr, err = strconv.Atoi(f[0])
+	if err != nil {
+		return 0, args, err
+	}
+	for i := range args {
+		args[i], _ = strconv.ParseUint(strings.TrimPrefix(f[1+i], "0x"), 16, 64)
+	}
+	return nr, args, nil
+}
+
+var errRunning = errors.New("running")
+
+// syscall numbers of the calls that wait on a terminal, for children, or
+// on a pipe.
+type waitCalls struct{ read, poll, ppoll, sel, pselect, wait4, waitid, write int }
 
 func (w waitCalls) valid() bool { return w.read >= 0 }
 
 var calls = func() waitCalls {
 	switch runtime.GOARCH {
 	case "amd64":
-		return waitCalls{read: 0, poll: 7, ppoll: 271, sel: 23, pselect: 270}
+		return waitCalls{read: 0, poll: 7, ppoll: 271, sel: 23, pselect: 270, wait4: 61, waitid: 247, write: 1}
 	case "arm64":
-		return waitCalls{read: 63, poll: -1, ppoll: 73, sel: -1, pselect: 72}
+		return waitCalls{read: 63, poll: -1, ppoll: 73, sel: -1, pselect: 72, wait4: 260, waitid: 95, write: 64}
 	}
-	return waitCalls{read: -1}
+	return waitCalls{read: -1, poll: -1, ppoll: -1, sel: -1, pselect: -1, wait4: -1, waitid: -1, write: -1}
 }()
 
 func blockedOnTTY(pid int, tty string) bool {
@@ -86,9 +196,50 @@ func blockedOnTTY(pid int, tty string) bool {
 		target, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(fd))
 		return err == nil && target == tty
 	}
+	// timed reports whether the wait has a timeout shorter than
+	// SettledWait: the timeout argument of poll in ms, or a pointer to a
+	// timespec (ppoll, pselect6) or timeval (select), NULL for none.
+	timed := func(nr int) bool {
+		var ns int64
+		switch nr {
+		case calls.poll:
+			ms := int32(arg(2))
+			if ms < 0 {
+				return false
+			}
+			ns = int64(ms) * int64(time.Millisecond)
+		default:
+			i := 2
+			if nr == calls.sel || nr == calls.pselect {
+				i = 4
+			}
+			if arg(i) == 0 {
+				return false
+			}
+			var t [16]byte
+			if !readMem(pid, arg(i), t[:]) {
+				return true // cannot tell: not settled
+			}
+			sec, frac := int64(binary.LittleEndian.Uint64(t[:])), int64(binary.LittleEndian.Uint64(t[8:]))
+			if nr == calls.sel {
+				frac *= 1000 // microseconds
+			}
+			if sec >= int64(SettledWait/time.Second)+1 {
+				return false
+			}
+			ns = sec*int64(time.Second) + frac
+		}
+		return ns < int64(SettledWait)
+	}
 	switch nr {
 	case calls.read:
 		return isTTY(int(arg(0)))
+	case calls.poll, calls.ppoll, calls.sel, calls.pselect:
+		if timed(nr) {
+			return false
+		}
+	}
+	switch nr {
 	case calls.poll, calls.ppoll:
 		n := min(int(arg(1)), 64)
 		buf := make([]byte, 8*n)

@@ -35,6 +35,22 @@ type cleaner struct {
 	// width is the terminal's width in columns (0: defaultWidth; at most
 	// maxWidth).
 	width int
+	// altScreen, if set, follows a full-screen program: one on the
+	// alternate screen (modes 47, 1047, 1049), or one that cleared the
+	// whole screen while in application cursor-key mode (DECCKM, as top
+	// does: curses without the alternate screen). It is called with true
+	// when the program takes the screen (again: a fresh screen) and false
+	// when it gives it back (leaves the alternate screen; resets DECCKM
+	// after a clear); in between, what the program prints goes to
+	// screen, not into lines, and the cleaner only looks for the way out
+	// (and answers nothing: the screen's emulator does).
+	altScreen func(on bool) bool // reports whether a screen is kept
+	screen    func([]byte)
+	alt       bool
+	altEvent  altEvent // a change seen while on the screen
+	// cleared: the screen was taken by a clear in application cursor-key
+	// mode, not the alternate screen; appKeys: that mode is on.
+	cleared, appKeys bool
 
 	state  escState
 	params []byte // parameters of the CSI being parsed
@@ -57,6 +73,10 @@ type cleaner struct {
 	col     int    // cursor position in line
 	emitted int    // bytes of line already handed out by flushPartial
 	redrawn bool   // line was rewritten before emitted
+	// shown is the line as flushPartial last handed it out (its first
+	// emitted bytes): a redraw that leaves it as it was (readline
+	// reprinting the prompt) hands out only what follows.
+	shown []byte
 	// spliced is set when text overwrote part of the line: a character
 	// partly overwritten may then leave an 8-bit control, which emit
 	// drops.
@@ -119,6 +139,20 @@ func (c *cleaner) Write(p []byte) {
 
 func (c *cleaner) write(p []byte) {
 	for len(p) > 0 {
+		if c.alt {
+			n := c.altScan(p)
+			c.screen(p[:n])
+			p = p[n:]
+			switch ev := c.altEvent; ev {
+			case altEnter:
+				c.alt = c.altScreen(true)
+			case altLeave:
+				c.alt = false
+				c.altScreen(false)
+			}
+			c.altEvent = altNone
+			continue
+		}
 		if c.state != stText {
 			c.byte(p[0])
 			p = p[1:]
@@ -290,6 +324,9 @@ var special = func() (t [256]bool) {
 
 // text puts plain bytes at the cursor, overwriting what a redraw covers.
 func (c *cleaner) text(b []byte) {
+	if len(b) == 0 {
+		return
+	}
 	if c.col == len(c.line) {
 		if c.emitted == 0 && !c.redrawn && len(c.line) == 0 && len(b) >= maxLine {
 			// A long run with no line end: hand it out as it is.
@@ -313,7 +350,7 @@ func (c *cleaner) text(b []byte) {
 	}
 	if len(c.line) >= maxLine {
 		c.flushPartial()
-		c.line, c.col, c.emitted, c.spliced = c.line[:0], 0, 0, false
+		c.line, c.col, c.emitted, c.spliced, c.shown = c.line[:0], 0, 0, false, c.shown[:0]
 	}
 }
 
@@ -417,9 +454,106 @@ func utf8Follow(b byte) uint8 {
 	return 0
 }
 
+// altEvent is a change of screen seen on the alternate screen.
+type altEvent uint8
+
+const (
+	altNone  altEvent = iota
+	altEnter          // entered again: a fresh screen
+	altLeave
+)
+
+// altScan reads what the program prints on the alternate screen up to
+// and including a sequence that changes the screen (then altEvent says
+// which), or all of p; it returns how much it read.
+func (c *cleaner) altScan(p []byte) int {
+	for i := 0; i < len(p); {
+		if c.state == stText {
+			j := bytes.IndexByte(p[i:], 0x1b)
+			if j < 0 {
+				return len(p)
+			}
+			i += j
+		}
+		c.byte(p[i])
+		i++
+		if c.altEvent != altNone {
+			return i
+		}
+	}
+	return len(p)
+}
+
+// altScreenSwitch reports whether CSI params with final h or l set or
+// reset an alternate screen mode ("?1049", "?47;1"...).
+func altScreenSwitch(params []byte) bool {
+	rest, ok := bytes.CutPrefix(params, []byte{'?'})
+	if !ok {
+		return false
+	}
+	for len(rest) > 0 {
+		var n []byte
+		n, rest, _ = bytes.Cut(rest, []byte{';'})
+		switch string(n) {
+		case "47", "1047", "1049":
+			return true
+		}
+	}
+	return false
+}
+
+// screenSwitch follows a full-screen program's taking and giving back of
+// the screen (see cleaner.altScreen); it reports whether the sequence was
+// such a switch.
+func (c *cleaner) screenSwitch(final byte) bool {
+	take := func() {
+		if c.alt {
+			c.altEvent = altEnter
+		} else {
+			// Without a screen (too many kept), the output stays a
+			// stream.
+			c.alt = c.altScreen(true)
+		}
+	}
+	give := func() {
+		if c.alt {
+			c.altEvent = altLeave
+		}
+	}
+	switch {
+	case (final == 'h' || final == 'l') && altScreenSwitch(c.params):
+		if final == 'h' {
+			c.cleared = false
+			take()
+		} else {
+			give()
+		}
+		return true
+	case final == 'h' && string(c.params) == "?1":
+		c.appKeys = true
+	case final == 'l' && string(c.params) == "?1":
+		c.appKeys = false
+		if c.alt && c.cleared {
+			give()
+			return true
+		}
+	case final == 'J' && string(c.params) == "2" && c.appKeys && !c.alt:
+		c.cleared = true
+		take()
+		return true
+	}
+	return false
+}
+
 // csi handles the few sequences that change what the line shows, and
 // answers queries.
 func (c *cleaner) csi(final byte) {
+	if c.altScreen != nil && c.screenSwitch(final) {
+		return
+	}
+	if c.alt {
+		return // the screen's emulator answers
+	}
 	p := string(c.params)
 	switch final {
 	case 'n':
@@ -492,15 +626,22 @@ func (c *cleaner) answer(s string) {
 }
 
 // commit hands out the finished line (the part not already handed out,
-// unless it was redrawn since).
+// unless a redraw changed that part).
 func (c *cleaner) commit() {
-	if c.redrawn {
+	if c.changed() {
 		c.emit(c.line)
 	} else {
 		c.emit(c.line[c.emitted:])
 	}
 	c.line = c.line[:0]
 	c.col, c.emitted, c.redrawn, c.spliced = 0, 0, false, false
+	c.shown = c.shown[:0]
+}
+
+// changed reports whether a redraw changed the part of the line already
+// handed out.
+func (c *cleaner) changed() bool {
+	return c.redrawn && !bytes.HasPrefix(c.line, c.shown)
 }
 
 // flushPartial hands out the unfinished line (a prompt, a progress bar) so
@@ -510,12 +651,23 @@ func (c *cleaner) flushPartial() {
 	if len(c.line) == 0 {
 		return
 	}
-	if c.redrawn {
+	if c.changed() {
 		c.emit(c.line)
 	} else if len(c.line) > c.emitted {
 		c.emit(c.line[c.emitted:])
 	}
 	c.emitted, c.redrawn = len(c.line), false
+	c.shown = append(c.shown[:0], c.line...)
+}
+
+// end is the end of the stream: a character still cut (its end never
+// came) shows as U+FFFD, and the unfinished line is handed out.
+func (c *cleaner) end() {
+	if c.npend > 0 && c.state == stText {
+		c.text([]byte("\uFFFD"))
+	}
+	c.npend = 0
+	c.flushPartial()
 }
 
 // emit hands out part of the line; a spliced line first loses the 8-bit

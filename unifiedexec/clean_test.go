@@ -205,9 +205,22 @@ func FuzzCleaner(f *testing.F) {
 	f.Add([]byte("\x9b1000G\n\x9b1000G\n"), uint16(1000), uint8(1))
 	f.Add([]byte("a✛\r\x1b[3G\xc2\r\n€\xc2\x9d0;t\xc2\x9c\x90q\x9c"), uint16(80), uint8(2))
 	f.Add([]byte("10%\r50%\r\x1b[K100%\n\x1b]8;;x\x1b\\l\x1b[6n\xe2\x82"), uint16(20), uint8(3))
+	f.Add([]byte("a\x1b[?1049hscreen\x1b[?1049lb\n\x1b[?1h\x1b[2Jtop\x1b[?1lc\n"), uint16(81), uint8(4))
 	f.Fuzz(func(t *testing.T, in []byte, width uint16, chunk uint8) {
 		var out []byte
 		cl := cleaner{out: func(b []byte) { out = append(out, b...) }, width: int(width), reply: func([]byte) {}}
+		if width%2 == 1 {
+			// With full-screen programs followed: what goes to the screen
+			// is what does not go into lines.
+			var screened int
+			cl.screen = func(b []byte) { screened += len(b) }
+			cl.altScreen = func(bool) bool { return true }
+			defer func() {
+				if screened > len(in) {
+					t.Fatalf("%d bytes to the screen of %d in", screened, len(in))
+				}
+			}()
+		}
 		step := int(chunk%7) + 1
 		if chunk >= 128 {
 			step = len(in) + 1
@@ -242,5 +255,72 @@ func BenchmarkCleaner(b *testing.B) {
 				cl.Write(chunk)
 			}
 		})
+	}
+}
+
+// TestCleanerRedrawSame: a partial line handed out, then redrawn with
+// the same start (a prompt reprinted by readline, after a carriage return
+// or an erase), is continued, not handed out again; a redraw that changes
+// it is handed out whole.
+func TestCleanerRedrawSame(t *testing.T) {
+	for _, c := range []struct{ first, rest, want string }{
+		{"Name: ", "bob\r\n", "Name: bob\n"},
+		{"Name: ", "\rName: bob\r\n", "Name: bob\n"},
+		{"Name: ", "\r\x1b[KName: bob\r\n", "Name: bob\n"},
+		{"Name: b", "\r\x1b[2KName: bob\r\n", "Name: bob\n"},
+		{"50%", "\r100%\n", "50%100%\n"},
+		{"Name: bob", "\b\b\b   \b\b\bamy\n", "Name: bobName: amy\n"},
+	} {
+		var out bytes.Buffer
+		cl := cleaner{out: func(b []byte) { out.Write(b) }}
+		cl.Write([]byte(c.first))
+		cl.flushPartial()
+		cl.Write([]byte(c.rest))
+		cl.flushPartial()
+		if out.String() != c.want {
+			t.Errorf("%q then %q: got %q, want %q", c.first, c.rest, out.String(), c.want)
+		}
+	}
+}
+
+// TestCleanerScreenSwitch: what a full-screen program prints between
+// taking the screen and giving it back goes to the screen, not into lines,
+// whether it comes in one write or byte by byte; the stream resumes after.
+func TestCleanerScreenSwitch(t *testing.T) {
+	for _, c := range []struct {
+		name, in      string
+		lines, screen string
+		events        string
+	}{
+		{"alternate screen", "before\n\x1b[?1049hVIM\x1b[Hx\x1b[?1049lafter\n", "before\nafter\n", "VIM\x1b[Hx\x1b[?1049l", "+-"},
+		{"again: a fresh screen", "\x1b[?1049hone\x1b[?1049htwo\x1b[?1049l", "", "one\x1b[?1049htwo\x1b[?1049l", "++-"},
+		{"clear in application cursor-key mode (top)", "\x1b[?1h\x1b=\x1b[H\x1b[2Jtop - 1\x1b[?1l\x1b>$ ", "$ ", "top - 1\x1b[?1l", "+-"},
+		{"clear without it (clear) is a stream", "a\n\x1b[H\x1b[2Jb\n", "a\nb\n", "", ""},
+		{"other private modes are not the screen", "\x1b[?25l\x1b[?2004hx\n", "x\n", "", ""},
+	} {
+		for _, byteByByte := range []bool{false, true} {
+			var lines, scr, events strings.Builder
+			cl := cleaner{out: func(b []byte) { lines.Write(b) }}
+			cl.screen = func(b []byte) { scr.Write(b) }
+			cl.altScreen = func(on bool) bool {
+				if on {
+					events.WriteByte('+')
+				} else {
+					events.WriteByte('-')
+				}
+				return true
+			}
+			if byteByByte {
+				for i := 0; i < len(c.in); i++ {
+					cl.Write([]byte{c.in[i]})
+				}
+			} else {
+				cl.Write([]byte(c.in))
+			}
+			cl.flushPartial()
+			if lines.String() != c.lines || scr.String() != c.screen || events.String() != c.events {
+				t.Errorf("%s (byte by byte %v): lines %q screen %q events %q; want %q %q %q", c.name, byteByByte, lines.String(), scr.String(), events.String(), c.lines, c.screen, c.events)
+			}
+		}
 	}
 }

@@ -5,31 +5,49 @@ package unifiedexec_test
 import (
 	"context"
 	"fmt"
-	"os"
+	"strings"
 	"time"
 
 	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
-// A session: a command that waits for input is left running after its
-// first window; write_stdin sends a line and collects what it printed.
-func ExampleManager_Exec() {
-	ws, _ := os.MkdirTemp("", "example-ws")
-	defer os.RemoveAll(ws)
-	m := unifiedexec.New(unifiedexec.Config{Workspace: ws})
+func ExampleManager() {
+	m := unifiedexec.New(unifiedexec.Config{})
 	defer m.Close()
-	login := false
 	ctx := context.Background()
-	r, err := m.Exec(ctx, unifiedexec.ExecRequest{Cmd: `read name; echo "hello, $name"`, Login: &login, TTY: true, Yield: 300 * time.Millisecond})
-	if err != nil || r.SessionID == 0 {
-		fmt.Println("not running:", err)
-		return
-	}
-	r, err = m.Write(ctx, unifiedexec.WriteRequest{SessionID: r.SessionID, Chars: "world\n", Yield: 5 * time.Second})
+	login := false
+
+	// A command that ends within its window.
+	r, err := m.Exec(ctx, unifiedexec.ExecRequest{Cmd: "echo hello", Login: &login})
 	if err != nil {
-		fmt.Println(err)
-		return
+		panic(err)
 	}
-	fmt.Printf("exit %d\n", *r.ExitCode)
-	// Output: exit 0
+	fmt.Printf("exit %d: %q\n", *r.ExitCode, r.Output)
+
+	// An interactive one: the turn ends at its prompt.
+	r, err = m.Exec(ctx, unifiedexec.ExecRequest{Cmd: `read -p 'name? ' n; echo "hi $n"`, Login: &login, TTY: true, Yield: 20 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%q %s\n", r.Output, strings.Join(r.Notes, "; "))
+	r, err = m.Write(ctx, unifiedexec.WriteRequest{SessionID: r.SessionID, Chars: "bob\n", Yield: 20 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("exit %d: %q\n", *r.ExitCode, r.Output)
+	// Output:
+	// exit 0: "hello\n"
+	// "name? " Process is waiting for input
+	// exit 0: "bob\nhi bob\n"
+}
+
+func ExampleTruncate() {
+	fmt.Println(unifiedexec.Truncate("one\ntwo\nthree\nfour\nfive\nsix\n", 4))
+	// Output:
+	// Total output lines: 6
+	//
+	// one
+	// two
+	// …4 tokens truncated…
+	// six
 }

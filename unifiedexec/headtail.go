@@ -1,5 +1,7 @@
 package unifiedexec
 
+import "bytes"
+
 // headTail keeps the first headMax and the newest tailMax bytes written to
 // it and counts what it dropped in between. Memory is allocated as bytes
 // arrive, so an idle session costs nothing. Not safe for concurrent use.
@@ -11,6 +13,11 @@ type headTail struct {
 	tail    []byte
 	start   int
 	dropped int64
+	// newlines counts the line ends written since the last Take, and
+	// last is the last byte written: the output's exact line count,
+	// whatever was dropped.
+	newlines int64
+	last     byte
 }
 
 func newHeadTail(capacity int) headTail {
@@ -21,6 +28,11 @@ func newHeadTail(capacity int) headTail {
 // Write never fails.
 func (b *headTail) Write(p []byte) (int, error) {
 	n := len(p)
+	if n == 0 {
+		return 0, nil
+	}
+	b.newlines += int64(bytes.Count(p, []byte{'\n'}))
+	b.last = p[n-1]
 	if room := b.headMax - len(b.head); room > 0 {
 		k := min(room, len(p))
 		b.head = append(b.head, p[:k]...)
@@ -65,6 +77,15 @@ func (b *headTail) Len() int { return len(b.head) + len(b.tail) }
 // Total is every byte written since the last Take.
 func (b *headTail) Total() int64 { return int64(b.Len()) + b.dropped }
 
+// Lines is the number of lines written since the last Take: line ends,
+// and a last line without one.
+func (b *headTail) Lines() int64 {
+	if b.last != '\n' && b.Total() > 0 {
+		return b.newlines + 1
+	}
+	return b.newlines
+}
+
 // Take returns the retained head, the count of dropped bytes and the tail,
 // and empties the buffer (releasing its memory).
 func (b *headTail) Take() (head []byte, dropped int64, tail []byte) {
@@ -74,5 +95,6 @@ func (b *headTail) Take() (head []byte, dropped int64, tail []byte) {
 	tail = append(tail, b.tail[:b.start]...)
 	dropped = b.dropped
 	b.head, b.tail, b.start, b.dropped = nil, nil, 0, 0
+	b.newlines, b.last = 0, 0
 	return head, dropped, tail
 }

@@ -1,6 +1,7 @@
 package unifiedexec
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -26,6 +27,7 @@ const (
 	DefaultMaxTokens  = 10_000
 	DefaultBuffer     = 1 << 20
 	DefaultMaxLive    = 64
+	DefaultExitedTTL  = 30 * time.Minute
 	// keepRecent sessions, the most recently used, are never pruned.
 	keepRecent = 8
 	// warnMargin: the model is warned once this close to the cap.
@@ -47,8 +49,18 @@ type Config struct {
 	// process environment. The variables of [ForcedEnv] are set on top.
 	Env []string
 	// MaxSessions caps the sessions kept (running or exited); 0 = 64.
+	// Past it, the least recently used exited session is forgotten, else
+	// the least recently used running one is closed.
 	MaxSessions int
-	// MaxOutputTokens is the default budget of a response; 0 = 10 000.
+	// SessionTimeout, if set, ends a running session no call has used
+	// for that long; its exit is reported like any other.
+	SessionTimeout time.Duration
+	// ExitedTTL is how long an exited session, unused, stays readable
+	// (read_log, list_sessions); 0 = 30 minutes.
+	ExitedTTL time.Duration
+	// MaxOutputTokens is the budget of a response, the default and the
+	// most a call may ask for (larger asks are lowered, and the response
+	// says so); 0 = 10 000.
 	MaxOutputTokens int
 	// BufferBytes is each session's head/tail buffer; 0 = 1 MiB.
 	BufferBytes int
@@ -103,6 +115,7 @@ type Manager struct {
 	sessions map[int]*session
 	nextID   int
 	closed   bool
+	stop     chan struct{} // closed by Close to end the janitor; nil until the first session
 }
 
 // New returns a Manager for cfg.
@@ -124,6 +137,9 @@ func New(cfg Config) *Manager {
 	}
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = defaultGrace
+	}
+	if cfg.ExitedTTL <= 0 {
+		cfg.ExitedTTL = DefaultExitedTTL
 	}
 	m := &Manager{cfg: cfg, sessions: map[int]*session{}, nextID: firstID, strategy: chooseStrategy(cfg), terms: map[*terminalMirror]bool{}}
 	return m
@@ -258,14 +274,17 @@ func (m *Manager) Isolated() bool { return m.strategy != StrategyPlain }
 
 // ExecRequest is one exec_command call.
 type ExecRequest struct {
-	Cmd             string
-	Workdir         string // relative to the workspace, or absolute
-	Shell           string
-	Login           *bool // nil = true
-	TTY             bool
-	Rows, Cols      uint16
-	Yield           time.Duration // 0 = default; clamped
-	MaxOutputTokens int           // 0 = default
+	Cmd        string
+	Workdir    string // relative to the workspace, or absolute
+	Shell      string
+	Login      *bool // nil = true
+	TTY        bool
+	Rows, Cols uint16
+	Yield      time.Duration // 0 = default; clamped; negative is an error
+	// MaxOutputTokens is this response's budget: nil = the default,
+	// lowered to Config.MaxOutputTokens, 0 = only the truncation marker,
+	// negative is an error.
+	MaxOutputTokens *int
 
 	// Sandbox, set by the orchestrator, is the plan the command runs
 	// under; nil runs it unrestricted (still isolated when possible).
@@ -282,16 +301,32 @@ type ExecRequest struct {
 	// of the base environment, replacing any of the same name (the egress
 	// proxy's); the forced ones still win.
 	Env []string
+	// Timeout, if set, ends the session's whole tree once the command has
+	// run that long (watched by a call or not); the response that
+	// reports the exit says so. Negative is an error.
+	Timeout time.Duration
+	// Forget drops the session of a command that exits within its first
+	// window (a host's own probe); otherwise it stays readable (read_log,
+	// list_sessions) until pruned.
+	Forget bool
+	// Started, if set, is told the session's id once the command runs,
+	// before the window: a caller whose context ends during the window
+	// gets no response, and knows the session from it.
+	Started func(id int)
 }
 
 // WriteRequest is one write_stdin call.
 type WriteRequest struct {
-	SessionID       int
-	Chars           string
-	Keys            []string
-	Paste           bool
-	Yield           time.Duration // 0 = default; clamped
-	MaxOutputTokens int
+	SessionID int
+	Chars     string
+	Keys      []string
+	Paste     bool
+	// Rows and Cols, if set, resize the terminal first (one alone keeps
+	// the other); the foreground job gets SIGWINCH. Pipe sessions have
+	// none.
+	Rows, Cols      uint16
+	Yield           time.Duration // 0 = default; clamped; negative is an error
+	MaxOutputTokens *int          // as in ExecRequest
 	// Observe, if set, sees clean output as it arrives during this call's
 	// window. It must not block.
 	Observe func([]byte)
@@ -305,14 +340,28 @@ var (
 	ErrClosed         = errors.New("the manager is closed")
 )
 
-// Exec starts a command and waits for its first window of output.
+// Exec starts a command and waits for its first window of output. If ctx
+// ends during the window, Exec returns ctx's error (naming the session)
+// and consumes nothing: the output and exit of the window are the next
+// call's, and the command runs on. A ctx ended before the call starts no
+// command.
 func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) {
 	started := time.Now()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(req.Cmd) == "" {
 		return nil, ErrEmptyCommand
 	}
 	if strings.ContainsRune(req.Cmd, 0) {
 		return nil, errors.New("cmd contains a NUL byte, which no shell can receive")
+	}
+	budget, err := m.budgetOf(req.Yield, req.MaxOutputTokens)
+	if err != nil {
+		return nil, err
+	}
+	if req.Timeout < 0 {
+		return nil, fmt.Errorf("timeout_ms must be 1 or more, got %d", req.Timeout.Milliseconds())
 	}
 	dir, err := m.resolveWorkdir(req.Workdir)
 	if err != nil {
@@ -347,6 +396,8 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	if req.TTY {
 		s.clean.reply = s.reply
 		s.clean.width = int(req.Cols) // the cursor stops at its last column
+		s.rows, s.cols = int(cmp.Or(req.Rows, 24)), int(cmp.Or(req.Cols, 80))
+		s.clean.altScreen, s.clean.screen = s.altScreen, s.toScreen
 	}
 	helper := m.helperFor(req.Sandbox)
 	spec := ptyrun.Spec{
@@ -373,28 +424,42 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 	s.attach(proc)
 
 	s.calls <- struct{}{}
-	defer func() { <-s.calls }()
+	defer func() { m.touch(s); <-s.calls }()
 	notes, err := m.register(s)
 	if err != nil {
 		// Closed while the process started: Close did not see it.
 		proc.Kill(m.cfg.KillGrace)
 		return nil, err
 	}
-	resp := m.window(ctx, s, started, yieldOf(req.Yield, DefaultExecYield), req.MaxOutputTokens, req.Observe)
+	if req.Timeout > 0 {
+		m.endAfter(s, req.Timeout)
+	}
+	if req.Started != nil {
+		req.Started(s.id)
+	}
+	resp, err := m.window(ctx, s, started, yieldOf(req.Yield, DefaultExecYield), budget, req.Observe)
+	if err != nil {
+		return nil, fmt.Errorf("session %d: %w", s.id, err)
+	}
 	resp.Notes = append(append(append(notes, req.Notes...), snapNotes...), resp.Notes...)
-	if resp.ExitCode != nil {
-		// A command that ended in its first window leaves no session.
+	if resp.ExitCode != nil && req.Forget {
 		m.mu.Lock()
 		delete(m.sessions, s.id)
 		m.mu.Unlock()
-		resp.SessionID = 0
+		s.release()
 	}
 	return resp, nil
 }
 
-// Write sends input to a session and waits for a window of output.
+// Write sends input to a session and waits for a window of output. If ctx
+// ends during the window, Write returns ctx's error and consumes nothing
+// (the input, once written, stays written).
 func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error) {
 	started := time.Now()
+	budget, err := m.budgetOf(req.Yield, req.MaxOutputTokens)
+	if err != nil {
+		return nil, err
+	}
 	var input []byte
 	if len(req.Keys) > 0 {
 		k, err := EncodeKeys(req.Keys)
@@ -421,8 +486,13 @@ func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	defer func() { <-s.calls }()
+	defer func() { m.touch(s); <-s.calls }()
 	yield := yieldOf(req.Yield, DefaultWriteYield)
+	if req.Rows > 0 || req.Cols > 0 {
+		if err := s.resize(req.Rows, req.Cols); err != nil {
+			return nil, fmt.Errorf("session %d: resizing: %w", s.id, err)
+		}
+	}
 	var note string
 	if len(input) > 0 {
 		s.mu.Lock()
@@ -447,19 +517,20 @@ func (m *Manager) Write(ctx context.Context, req WriteRequest) (*Response, error
 		}
 	}
 	m.touch(s)
-	resp := m.window(ctx, s, started, yield, req.MaxOutputTokens, req.Observe)
+	resp, err := m.window(ctx, s, started, yield, budget, req.Observe)
+	if err != nil {
+		return nil, err
+	}
 	if note != "" {
 		resp.Notes = append(resp.Notes, note)
 	}
 	return resp, nil
 }
 
-// window waits until the yield deadline, the process's exit (after its
-// output drained), or ctx's end, then takes the session's pending output.
-func (m *Manager) window(ctx context.Context, s *session, started time.Time, yield time.Duration, maxTokens int, observe func([]byte)) *Response {
-	if maxTokens <= 0 {
-		maxTokens = m.cfg.MaxOutputTokens
-	}
+// window waits until the yield deadline or the process's exit (after its
+// output drained), then takes the session's pending output. If ctx ends
+// first, it returns ctx's error and takes nothing.
+func (m *Manager) window(ctx context.Context, s *session, started time.Time, yield time.Duration, b budget, observe func([]byte)) (*Response, error) {
 	s.mu.Lock()
 	s.observer = observe
 	s.watched++
@@ -507,7 +578,13 @@ loop:
 			}
 		}
 	}
-	r := s.respond(started, maxTokens)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := s.respond(started, b.tokens)
+	if b.note != "" {
+		r.Notes = append(r.Notes, b.note)
+	}
 	if waiting && r.ExitCode == nil {
 		r.Notes = append(r.Notes, WaitingNote)
 	}
@@ -515,7 +592,7 @@ loop:
 		s.refusedSeen = n
 		r.Notes = append(r.Notes, fmt.Sprintf("The session hit its process limit (%d processes and threads): %d forks failed. Raise [limits] max_processes if the command really needs more.", m.cfg.MaxProcesses, n))
 	}
-	return r
+	return r, nil
 }
 
 // WaitingNote follows the session line when a window ended early because
@@ -529,6 +606,31 @@ const (
 	settle     = 8 * time.Millisecond
 	idlePrompt = 60 * time.Millisecond
 )
+
+// budget is a response's output budget in tokens, and the note that says
+// it was lowered to the limit, if it was.
+type budget struct {
+	tokens int
+	note   string
+}
+
+// budgetOf checks a call's yield and token budget: nil tokens take the
+// limit, a larger ask is lowered to it.
+func (m *Manager) budgetOf(yield time.Duration, tokens *int) (budget, error) {
+	if yield < 0 {
+		return budget{}, fmt.Errorf("yield_time_ms must be 0 or more (it is clamped to %d–%d), got %d", MinYield.Milliseconds(), MaxYield.Milliseconds(), yield.Milliseconds())
+	}
+	limit := m.cfg.MaxOutputTokens
+	switch {
+	case tokens == nil:
+		return budget{tokens: limit}, nil
+	case *tokens < 0:
+		return budget{}, fmt.Errorf("max_output_tokens must be 0 or more (0 returns only the truncation marker), got %d", *tokens)
+	case *tokens > limit:
+		return budget{tokens: limit, note: fmt.Sprintf("max_output_tokens %d is above this server's limit: lowered to %d ([limits] max_output_tokens).", *tokens, limit)}, nil
+	}
+	return budget{tokens: *tokens}, nil
+}
 
 func yieldOf(d, def time.Duration) time.Duration {
 	if d == 0 {
@@ -585,13 +687,31 @@ func (m *Manager) register(s *session) (notes []string, err error) {
 			break
 		}
 		delete(m.sessions, v.id)
+		if v.exited() {
+			m.bg.Go(v.release) // only its log goes
+			continue
+		}
 		// Owner: the manager; Close waits for it.
-		m.bg.Go(func() { v.proc.Kill(m.cfg.KillGrace) })
+		m.bg.Go(func() {
+			v.proc.Kill(m.cfg.KillGrace)
+			v.release()
+		})
 		notes = append(notes, fmt.Sprintf("Session %d was closed to stay within %d sessions.", v.id, m.cfg.MaxSessions))
 	}
 	m.sessions[s.id] = s
-	if n := len(m.sessions); n >= m.cfg.MaxSessions-warnMargin {
-		notes = append(notes, fmt.Sprintf("Warning: %d of %d sessions are open; the least recently used will be closed. End sessions you no longer need with kill_session.", n, m.cfg.MaxSessions))
+	running := 0
+	for _, o := range m.sessions {
+		if !o.exited() {
+			running++
+		}
+	}
+	if running >= m.cfg.MaxSessions-min(warnMargin, m.cfg.MaxSessions/4) {
+		notes = append(notes, fmt.Sprintf("Warning: %d of %d sessions are open; the least recently used will be closed. End sessions you no longer need with kill_session.", running, m.cfg.MaxSessions))
+	}
+	if m.stop == nil {
+		// Owner: the manager; it ends when Close closes stop.
+		m.stop = make(chan struct{})
+		m.bg.Go(func() { m.janitor(m.stop) })
 	}
 	if m.cfg.OnBackgroundExit != nil {
 		// Owner: the manager; it ends when the process does (Close kills
@@ -601,6 +721,10 @@ func (m *Manager) register(s *session) (notes []string, err error) {
 	return notes, nil
 }
 
+// victimLocked picks the session to close when the cap is reached: the
+// least recently used exited one (only its log goes), else the least
+// recently used running one, never one of the keepRecent most recently
+// used (fewer when the cap is smaller: the cap always holds).
 func (m *Manager) victimLocked() *session {
 	all := make([]*session, 0, len(m.sessions))
 	for _, s := range m.sessions {
@@ -608,16 +732,84 @@ func (m *Manager) victimLocked() *session {
 	}
 	// Most recently used first.
 	slices.SortFunc(all, func(a, b *session) int { return b.lastUsed.Compare(a.lastUsed) })
-	if len(all) <= keepRecent {
-		return nil
-	}
-	candidates := all[keepRecent:]
-	for i := len(candidates) - 1; i >= 0; i-- {
-		if candidates[i].exited() {
-			return candidates[i]
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].exited() {
+			return all[i]
 		}
 	}
-	return candidates[len(candidates)-1]
+	if len(all) <= min(keepRecent, m.cfg.MaxSessions-1) {
+		return nil
+	}
+	return all[len(all)-1]
+}
+
+// endAfter ends s's whole tree once it has run for d (see
+// ExecRequest.Timeout). The timer's goroutine starts the kill under mu
+// while the manager is open (Close waits for it); a session gone or
+// exited by then is left alone.
+func (m *Manager) endAfter(s *session, d time.Duration) {
+	t := time.AfterFunc(d, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.closed || m.sessions[s.id] != s || s.exited() {
+			return
+		}
+		s.endAs(fmt.Sprintf("The command ran past timeout_ms (%d ms): its whole process tree was ended.", d.Milliseconds()))
+		// Owner: the manager; Close waits for it.
+		m.bg.Go(func() { s.proc.Kill(m.cfg.KillGrace) })
+	})
+	s.mu.Lock()
+	s.timer = t
+	s.mu.Unlock()
+}
+
+// janitor ends sessions idle for longer than the session timeout and
+// forgets exited ones unused for ExitedTTL. Owner: the manager; it ends
+// when stop is closed (by Close).
+func (m *Manager) janitor(stop <-chan struct{}) {
+	for {
+		t := time.NewTimer(m.sweep(time.Now()))
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sweep does the janitor's work at now and says when to look again.
+func (m *Manager) sweep(now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next := m.cfg.ExitedTTL
+	if t := m.cfg.SessionTimeout; t > 0 {
+		next = min(next, t)
+	}
+	for id, s := range m.sessions {
+		if len(s.calls) > 0 {
+			continue // in a call: not idle, and used again when it ends
+		}
+		idle := now.Sub(s.lastUsed)
+		switch {
+		case s.exited():
+			if idle >= m.cfg.ExitedTTL {
+				delete(m.sessions, id)
+				m.bg.Go(s.release) // owner: the manager
+				continue
+			}
+			next = min(next, m.cfg.ExitedTTL-idle)
+		case m.cfg.SessionTimeout > 0:
+			if idle >= m.cfg.SessionTimeout {
+				s.endAs(fmt.Sprintf("The session was ended after %v without a call ([limits] session_timeout).", m.cfg.SessionTimeout))
+				// Owner: the manager; Close waits for it.
+				m.bg.Go(func() { s.proc.Kill(m.cfg.KillGrace) })
+				continue
+			}
+			next = min(next, m.cfg.SessionTimeout-idle)
+		}
+	}
+	return max(next, 10*time.Millisecond)
 }
 
 func (m *Manager) get(id int) (*session, error) {
@@ -647,7 +839,7 @@ func (m *Manager) Kill(ctx context.Context, id int) (*Response, error) {
 	}
 	s.proc.Kill(m.cfg.KillGrace)
 	s.calls <- struct{}{}
-	defer func() { <-s.calls }()
+	defer func() { m.touch(s); <-s.calls }()
 	m.touch(s)
 	return s.respond(started, m.cfg.MaxOutputTokens), nil
 }
@@ -693,6 +885,7 @@ func (m *Manager) Log(id, offset, limit int) (lines []string, first, total int, 
 	if err != nil {
 		return nil, 0, 0, err
 	}
+	m.touch(s)
 	return s.log(offset, limit)
 }
 
@@ -701,6 +894,9 @@ func (m *Manager) Log(id, offset, limit int) (lines []string, first, total int, 
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
+	if m.stop != nil {
+		close(m.stop)
+	}
 	all := make([]*session, 0, len(m.sessions))
 	for _, s := range m.sessions {
 		all = append(all, s)
@@ -708,7 +904,10 @@ func (m *Manager) Close() {
 	m.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range all {
-		wg.Go(func() { s.proc.Kill(m.cfg.KillGrace) })
+		wg.Go(func() {
+			s.proc.Kill(m.cfg.KillGrace)
+			s.release()
+		})
 	}
 	wg.Wait()
 	m.cancelSnapshots()
@@ -716,16 +915,13 @@ func (m *Manager) Close() {
 	m.removeSnapshots()
 }
 
-// watchExit reports a session's exit when no call is waiting on it.
+// watchExit reports a session's exit when no call reported it: it waits
+// for the call in progress, if any, to end (a call that was cancelled
+// reports nothing).
 func (m *Manager) watchExit(s *session) {
 	<-s.proc.Done()
-	select {
-	case s.calls <- struct{}{}:
-		// Nobody is in a call on this session.
-		<-s.calls
-	default:
-		return // the call in progress reports the exit
-	}
+	s.calls <- struct{}{}
+	<-s.calls
 	s.mu.Lock()
 	reported := s.exitReported
 	lines, _, _ := s.transcript.Lines(-1, 5)

@@ -179,7 +179,7 @@ func TestPythonREPL(t *testing.T) {
 
 func TestTruncationVector(t *testing.T) {
 	m := newManager(t, Config{})
-	r := exec1(t, m, ExecRequest{Cmd: `for i in $(seq 1 999); do printf 'EXEC-LINE-%04d xxxxxxxxxxxxxxxxxxxx\n' $i; done`, MaxOutputTokens: 50})
+	r := exec1(t, m, ExecRequest{Cmd: `for i in $(seq 1 999); do printf 'EXEC-LINE-%04d xxxxxxxxxxxxxxxxxxxx\n' $i; done`, MaxOutputTokens: new(50)})
 	if r.OriginalTokenCount != 8991 {
 		t.Fatalf("token count %d", r.OriginalTokenCount)
 	}

@@ -17,73 +17,82 @@ func tokenCount(n int) int { return (n + bytesPerToken - 1) / bytesPerToken }
 //
 //	Total output lines: N
 //
-//	<head>…K tokens truncated…<tail>
+//	<head>
+//	…K tokens truncated…
+//	<tail>
 //
-// where head is about half of the budget and tail the rest, cuts never
-// split a UTF-8 sequence, a cut moves to a nearby newline when one lies
-// within a small distance (the head never grows past its half, the tail
-// keeps its last line whole), and K = ceil(removed bytes / 4). The end of
-// the output, where errors are, always survives.
+// where head is about half of the budget and tail the rest, the marker
+// stands on a line of its own, cuts never split a UTF-8 sequence, a cut
+// moves to a line end when one lies within reach (half of its side's
+// budget; the tail keeps its last line whole), and K = ceil(removed
+// bytes / 4). The end of the output, where errors are, always survives.
+// A budget of 0 gives the marker alone.
 func Truncate(text string, maxTokens int) string {
-	return truncateParts(text, "", 0, maxTokens)
+	return truncateParts(text, "", 0, -1, maxTokens)
 }
 
 // truncateParts truncates head+tail, between which dropped bytes were
-// already lost (by the session buffer); the marker counts them too.
-func truncateParts(head, tail string, dropped int64, maxTokens int) string {
+// already lost (by the session buffer); the marker counts them too. lines
+// is the number of lines of the whole output, dropped ones included (< 0:
+// count them in head+tail, which then must be all of it).
+func truncateParts(head, tail string, dropped, lines int64, maxTokens int) string {
 	budget := max(maxTokens, 0) * bytesPerToken
 	text := head + tail
 	if dropped == 0 && len(text) <= budget {
 		return text
 	}
-	lines := strings.Count(text, "\n")
-	if !strings.HasSuffix(text, "\n") {
-		lines++
+	if budget == 0 {
+		return fmt.Sprintf("…%d tokens truncated…", tokenCount64(int64(len(text))+dropped))
 	}
-	total := fmt.Sprint(lines)
-	if dropped > 0 {
-		total += " or more"
+	if lines < 0 {
+		lines = int64(strings.Count(text, "\n"))
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			lines++
+		}
 	}
-	var h, t int
-	if len(text) <= budget {
-		h, t = len(head), len(head)
-	} else {
-		h, t = cutPoints(text, budget)
-	}
-	removed := int64(t-h) + dropped
-	return fmt.Sprintf("Total output lines: %s\n\n%s…%d tokens truncated…%s", total, text[:h], tokenCount64(removed), text[t:])
-}
-
-// cutPoints picks the end of the head and the start of the tail for a
-// text longer than budget bytes.
-func cutPoints(text string, budget int) (h, t int) {
 	headBudget := budget / 2
 	tailBudget := budget - headBudget
+	// Where the cuts may go at most: within the budget, or where the
+	// buffer already dropped the middle.
+	hmax, tmin := headBudget, len(text)-tailBudget
+	if len(text) <= budget {
+		hmax, tmin = len(head), len(head)
+	}
+	h, t := cutPoints(text, hmax, tmin, headBudget, tailBudget)
+	removed := int64(t-h) + dropped
+	var b strings.Builder
+	b.Grow(h + len(text) - t + 64)
+	fmt.Fprintf(&b, "Total output lines: %d\n\n", lines)
+	b.WriteString(text[:h])
+	if h > 0 && text[h-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "…%d tokens truncated…\n", tokenCount64(removed))
+	b.WriteString(text[t:])
+	return b.String()
+}
 
-	// Head: a prefix of at most headBudget bytes, ending at a rune
-	// boundary; prefer to end just after a newline when one is close.
-	h = runeStart(text, headBudget)
-	if nl := strings.LastIndexByte(text[:h], '\n'); nl >= 0 && h-(nl+1) <= snap(headBudget) {
+// cutPoints picks the end of the head (at most hmax) and the start of the
+// tail (at least tmin). Each moves to a line end when one is within reach
+// (half its side's budget), the tail only if a line remains after it.
+func cutPoints(text string, hmax, tmin, headBudget, tailBudget int) (h, t int) {
+	h = runeStart(text, max(hmax, 0))
+	if nl := strings.LastIndexByte(text[:h], '\n'); nl >= 0 && h-(nl+1) <= reach(headBudget) {
 		h = nl + 1
 	}
-	// Tail: a suffix of at most tailBudget bytes starting at a rune
-	// boundary; prefer to start just after a newline when one is close,
-	// unless that would lose the last line.
-	t = runeStartAfter(text, len(text)-tailBudget)
-	if t < h {
-		t = h
-	}
-	if i := strings.IndexByte(text[t:], '\n'); i >= 0 && i+1 <= snap(tailBudget) && t+i+1 < len(text) {
-		t += i + 1
+	t = runeStartAfter(text, max(tmin, h))
+	if t > 0 && text[t-1] != '\n' {
+		if i := strings.IndexByte(text[t:], '\n'); i >= 0 && i+1 <= reach(tailBudget) && t+i+1 < len(text) {
+			t += i + 1
+		}
 	}
 	return h, t
 }
 
-func tokenCount64(n int64) int64 { return (n + bytesPerToken - 1) / bytesPerToken }
+// reach is how far a cut may move to reach a line end: half its budget.
+func reach(budget int) int { return budget / 2 }
 
-// snap is how far a cut may move to reach a newline: an eighth of its
-// budget, at most 256 bytes.
-func snap(budget int) int { return min(budget/8, 256) }
+func tokenCount64(n int64) int64 { return (n + bytesPerToken - 1) / bytesPerToken }
 
 // runeStart returns the largest i ≤ n that starts a rune (or len(s)).
 func runeStart(s string, n int) int {

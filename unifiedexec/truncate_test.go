@@ -17,10 +17,14 @@ func TestTruncateGolden(t *testing.T) {
 	}{
 		{"fits", "hello\n", 10, "hello\n"},
 		{"exact", "abcdefgh", 2, "abcdefgh"},
-		{"middle", "0123456789abcdefghij", 2, "Total output lines: 1\n\n0123…3 tokens truncated…ghij"},
-		{"lines", "aaaa\nbbbb\ncccc\ndddd\neeee\n", 3, "Total output lines: 5\n\naaaa\nb…4 tokens truncated…\neeee\n"},
-		{"utf8", "ééééééééééé", 2, "Total output lines: 1\n\néé…4 tokens truncated…éé"},
-		{"zero", "abc", 0, "Total output lines: 1\n\n…1 tokens truncated…"},
+		{"middle", "0123456789abcdefghij", 2, "Total output lines: 1\n\n0123\n…3 tokens truncated…\nghij"},
+		{"lines", "aaaa\nbbbb\ncccc\ndddd\neeee\n", 3, "Total output lines: 5\n\naaaa\n…4 tokens truncated…\neeee\n"},
+		{"line end within reach", "aaaa\n" + strings.Repeat("b", 37) + "\ncc\n", 4, "Total output lines: 3\n\naaaa\n…9 tokens truncated…\nbbbb\ncc\n"},
+		{"line end out of reach", "aa\n" + strings.Repeat("b", 40) + "\ncc\n", 4, "Total output lines: 3\n\naa\nbbbbb\n…8 tokens truncated…\nbbbb\ncc\n"},
+		{"last line longer than the tail", "a\n" + strings.Repeat("b", 40), 4, "Total output lines: 2\n\na\nbbbbbb\n…7 tokens truncated…\nbbbbbbbb"},
+		{"utf8", "ééééééééééé", 2, "Total output lines: 1\n\néé\n…4 tokens truncated…\néé"},
+		{"zero", "abc", 0, "…1 tokens truncated…"},
+		{"zero, empty", "", 0, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -52,18 +56,50 @@ func FuzzTruncate(f *testing.F) {
 			}
 			return
 		}
-		_, body, ok := strings.Cut(out, "\n\n")
-		if !ok || !strings.HasPrefix(out, "Total output lines: ") || !strings.Contains(body, " tokens truncated…") {
-			t.Fatalf("missing header or marker: %q", out)
+		if tokens == 0 {
+			if want := "…" + strconv.Itoa((len(in)+3)/4) + " tokens truncated…"; out != want {
+				t.Fatalf("budget 0: %q, want only the marker %q", out, want)
+			}
+			return
 		}
+		lines := strings.Count(in, "\n")
+		if !strings.HasSuffix(in, "\n") {
+			lines++
+		}
+		header, body, ok := strings.Cut(out, "\n\n")
+		if !ok || header != "Total output lines: "+strconv.Itoa(lines) || !strings.Contains(body, " tokens truncated…") {
+			t.Fatalf("missing or wrong header, or no marker: %q", out)
+		}
+		// The marker stands on a line of its own.
 		i := strings.Index(body, "…")
-		j := strings.LastIndex(body, "tokens truncated…")
-		head, tail := body[:i], body[j+len("tokens truncated…"):]
-		if len(head)+len(tail) > tokens*4 {
+		j := strings.LastIndex(body, "tokens truncated…") + len("tokens truncated…")
+		if i > 0 && body[i-1] != '\n' || j >= len(body) || body[j] != '\n' {
+			t.Fatalf("the marker is not on a line of its own: %q", body)
+		}
+		head, tail := body[:i], body[j+1:]
+		// A head cut inside a line got a line end of its own (which the
+		// input may have right there): one byte more than the budget.
+		if len(head)+len(tail) > tokens*4+1 || len(head)+len(tail) > tokens*4 && !strings.HasSuffix(head, "\n") {
 			t.Fatalf("kept %d bytes over a budget of %d", len(head)+len(tail), tokens*4)
+		}
+		if head != "" && !strings.HasPrefix(in, head) {
+			head = strings.TrimSuffix(head, "\n")
 		}
 		if !strings.HasPrefix(in, head) || !strings.HasSuffix(in, tail) {
 			t.Fatalf("head/tail not from the input: %q / %q", head, tail)
+		}
+		// A cut splits a line only when no line end was within reach.
+		headBudget := tokens * 4 / 2
+		tailBudget := tokens*4 - headBudget
+		if h := len(head); h > 0 && in[h-1] != '\n' {
+			if nl := strings.LastIndexByte(in[:h], '\n'); nl >= 0 && h-(nl+1) <= headBudget/2 {
+				t.Fatalf("the head cut a line with a line end %d bytes back: %q", h-(nl+1), head)
+			}
+		}
+		if tl := len(in) - len(tail); tl > 0 && in[tl-1] != '\n' {
+			if k := strings.IndexByte(in[tl:], '\n'); k >= 0 && k+1 <= tailBudget/2 && tl+k+1 < len(in) {
+				t.Fatalf("the tail cut a line with a line end %d bytes on: %q", k+1, tail)
+			}
 		}
 		// The last line survives whenever it fits in the tail budget.
 		last := in[strings.LastIndexByte(strings.TrimSuffix(in, "\n"), '\n')+1:]
@@ -87,6 +123,13 @@ func FuzzHeadTail(f *testing.F) {
 		}
 		if b.Total() != int64(len(data)) {
 			t.Fatalf("total %d != %d", b.Total(), len(data))
+		}
+		lines := int64(bytes.Count(data, []byte{'\n'}))
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			lines++
+		}
+		if b.Lines() != lines {
+			t.Fatalf("lines %d, want %d", b.Lines(), lines)
 		}
 		head, dropped, tail := b.Take()
 		if int64(len(head)+len(tail))+dropped != int64(len(data)) {

@@ -4,6 +4,9 @@ package unifiedexec
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -86,4 +89,44 @@ func TestQueryBeforeAttach(t *testing.T) {
 	if !strings.Contains(r.Output, "got:1;1") || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("the reply did not reach the program: %+v", r)
 	}
+}
+
+// BenchmarkVimTurns: an interactive shell opens a file in vim, types a
+// line, saves and quits, and shows the file, each turn typed as soon as
+// the last returned: reports the median turn and the runs whose
+// keystrokes were lost (the file must be shown holding the line: typed
+// too early, the command after vim is swallowed by vim on its way out).
+func BenchmarkVimTurns(b *testing.B) {
+	if _, err := exec1Look("vim"); err != nil {
+		b.Skip(err)
+	}
+	m := New(Config{Workspace: b.TempDir()})
+	defer m.Close()
+	id := shellSession(b, m)
+	file := filepath.Join(b.TempDir(), "notes.txt")
+	var turns []time.Duration
+	lost, i := 0, 0
+	timed := func(chars string) *Response {
+		start := time.Now()
+		w := turn(b, m, id, chars)
+		turns = append(turns, time.Since(start))
+		return w
+	}
+	for b.Loop() {
+		i++
+		line := fmt.Sprintf("hello %d", i)
+		timed("vim -u NONE -N -i NONE " + file + "\n")
+		timed("cc" + line) // replace the line, stay in insert mode
+		timed("\x1b:wq\n") // Escape, save, quit
+		w := timed("cat " + file + "\n")
+		if !strings.Contains(w.Output, "\n"+line+"\nPROMPT> ") {
+			lost++
+			if lost <= 3 {
+				got, _ := os.ReadFile(file)
+				b.Logf("run %d: the file holds %q; cat gave %q", i, got, w.Output)
+			}
+		}
+	}
+	b.ReportMetric(medianMS(turns), "median-ms")
+	b.ReportMetric(float64(lost), "lost")
 }

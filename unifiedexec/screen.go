@@ -1,0 +1,169 @@
+package unifiedexec
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/vt"
+)
+
+// screen keeps what a full-screen program shows on the alternate screen,
+// through a terminal emulator (charmbracelet/x/vt), so that a response
+// can show the screen as a person would see it rather than the stream of
+// redraws. A session has one only while its program is on the alternate
+// screen: an idle session pays nothing for it.
+//
+// The emulator answers the program's queries (cursor position, device
+// attributes, modes) by writing to a pipe of its own, which blocks until
+// read: a goroutine (its owner: the screen) reads it and hands the
+// answers to reply. It ends when [screen.stop] sends it stopByte through
+// that pipe; it then closes the emulator itself, so that the emulator's
+// unsynchronized closed flag is only touched by it after the last write.
+//
+// Methods but stop are called with the session's lock held; stop is
+// called without it, after the session let go of the screen.
+type screen struct {
+	emu      *vt.Emulator
+	stopOnce sync.Once
+	done     chan struct{} // closed when the reader has ended
+}
+
+// stopByte ends the reader: no answer of the emulator contains a NUL.
+const stopByte = 0
+
+// maxScreens bounds the screens kept at once in this process: an emulator
+// costs about 4.6 MB of heap (its parser keeps a 4 MiB buffer for OSC and
+// DCS strings). Past it, a full-screen program's output is a stream, as
+// any other.
+const maxScreens = 16
+
+// screensLive counts the screens made and not yet stopped.
+var screensLive atomic.Int64
+
+// newScreen starts a blank screen of cols×rows; answers to the program's
+// queries go to reply (which must not block for long). It returns nil
+// when maxScreens are live.
+func newScreen(cols, rows int, reply func([]byte)) *screen {
+	if screensLive.Add(1) > maxScreens {
+		screensLive.Add(-1)
+		return nil
+	}
+	e := vt.NewEmulator(cols, rows)
+	// The main buffer is all the emulator uses (see ignoreAltScreen);
+	// keep none of what scrolls off it.
+	e.SetScrollbackSize(1)
+	// The program is already on the alternate screen: the emulator must
+	// not switch to its own, whose scrollback keeps 10 000 lines.
+	ignoreAltScreen(e, ansi.Command('?', 0, 'h'))
+	ignoreAltScreen(e, ansi.Command('?', 0, 'l'))
+	sc := &screen{emu: e, done: make(chan struct{})}
+	go sc.answer(reply)
+	return sc
+}
+
+// ignoreAltScreen makes the emulator ignore a set or reset of the
+// alternate screen modes (47, 1047, 1049) that comes alone.
+func ignoreAltScreen(e *vt.Emulator, cmd int) {
+	e.RegisterCsiHandler(cmd, func(params ansi.Params) bool {
+		if len(params) == 0 {
+			return false
+		}
+		for i := range params {
+			if !isAltScreenMode(params[i].Param(0)) {
+				return false // mixed with other modes: the emulator's own handling
+			}
+		}
+		return true
+	})
+}
+
+func isAltScreenMode(n int) bool { return n == 47 || n == 1047 || n == 1049 }
+
+// answer reads the emulator's answers until stopByte, then closes the
+// emulator. Owner: the screen; it ends with stop.
+func (sc *screen) answer(reply func([]byte)) {
+	defer close(sc.done)
+	buf := make([]byte, 256)
+	for {
+		n, err := sc.emu.Read(buf)
+		b := buf[:n]
+		stop := false
+		if i := bytes.IndexByte(b, stopByte); i >= 0 {
+			b, stop = b[:i], true
+		}
+		if len(b) > 0 {
+			reply(b)
+		}
+		if stop || err != nil {
+			sc.emu.Close()
+			return
+		}
+	}
+}
+
+// write feeds program output to the emulator.
+func (sc *screen) write(p []byte) { sc.emu.Write(p) }
+
+// resize changes the screen's size.
+func (sc *screen) resize(cols, rows int) { sc.emu.Resize(cols, rows) }
+
+// stop ends the reader (once the session no longer writes to the screen).
+// It waits for the reader to take the stop byte, not for anything else.
+func (sc *screen) stop() {
+	sc.stopOnce.Do(func() {
+		sc.emu.InputPipe().Write([]byte{stopByte})
+		<-sc.done
+		screensLive.Add(-1)
+	})
+}
+
+// render gives the screen as text: a header naming the size and the
+// cursor, then the rows, each without trailing blanks, trailing blank rows
+// left out.
+func (sc *screen) render() string {
+	e := sc.emu
+	w, h := e.Width(), e.Height()
+	rows := make([]string, h)
+	var line strings.Builder
+	for y := range h {
+		line.Reset()
+		for x := 0; x < w; {
+			c := e.CellAt(x, y)
+			switch {
+			case c == nil:
+				line.WriteByte(' ')
+				x++
+			case c.Content == "":
+				if c.Width == 0 {
+					x++ // the right half of a wide character
+					continue
+				}
+				line.WriteByte(' ')
+				x++
+			default:
+				line.WriteString(c.Content)
+				x += max(c.Width, 1)
+			}
+		}
+		rows[y] = strings.TrimRight(line.String(), " ")
+	}
+	for len(rows) > 0 && rows[len(rows)-1] == "" {
+		rows = rows[:len(rows)-1]
+	}
+	pos := e.CursorPosition()
+	cursor := fmt.Sprintf("cursor at row %d, column %d", pos.Y+1, pos.X+1)
+	if e.CursorHidden() {
+		cursor += ", hidden"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Screen (full-screen program, %d rows × %d columns; %s):\n", h, w, cursor)
+	for _, r := range rows {
+		b.WriteString(r)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -97,6 +97,11 @@ type Process struct {
 	// parked is odd while the pump waits for output (see pump).
 	parked atomic.Uint64
 
+	// waitMu guards lastSeen: what the last look at the foreground job
+	// saw (see WaitingForInput).
+	waitMu   sync.Mutex
+	lastSeen string
+
 	// mu guards the fields below.
 	mu     sync.Mutex
 	exit   ExitStatus

@@ -3,6 +3,7 @@ package ptyrun
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -27,22 +28,45 @@ func (p *Process) WaitingForInput() bool {
 	if p.input == nil || p.ttyName == "" {
 		return false
 	}
-	// Not Fd(): it would put the master back into blocking mode.
-	rc, err := p.input.SyscallConn()
-	if err != nil {
-		return false
-	}
-	pgid := 0
-	rc.Control(func(fd uintptr) { pgid, err = unix.IoctlGetInt(int(fd), unix.TIOCGPGRP) })
-	if err != nil || pgid <= 0 {
-		return false
-	}
-	if ok, reading := settled(pgid, pgid, p.ttyName, 0); !ok || !reading || pendingInput(p.ttyName) {
+	// Settled means seen the same way on two looks in a row — the same
+	// processes in the same calls, none having run in between (their
+	// context switches unchanged) — and unchanged across the checks of
+	// pending input and output below: a shell that looks blocked on its
+	// terminal for an instant, or that wakes to read what was typed
+	// while the checks run (a loaded machine can pause this goroutine
+	// for milliseconds), is not waiting.
+	seen := p.lookAtForeground()
+	p.waitMu.Lock()
+	again := seen != "" && seen == p.lastSeen
+	p.lastSeen = seen
+	p.waitMu.Unlock()
+	if !again || pendingInput(p.ttyName) {
 		return false
 	}
 	// Blocked reading: what it printed before is in the terminal or
 	// already delivered.
-	return p.drained()
+	return p.drained() && p.lookAtForeground() == seen
+}
+
+// lookAtForeground describes the terminal's foreground job when it is
+// settled with a process reading the terminal (see settled), "" otherwise.
+func (p *Process) lookAtForeground() string {
+	// Not Fd(): it would put the master back into blocking mode.
+	rc, err := p.input.SyscallConn()
+	if err != nil {
+		return ""
+	}
+	pgid := 0
+	rc.Control(func(fd uintptr) { pgid, err = unix.IoctlGetInt(int(fd), unix.TIOCGPGRP) })
+	if err != nil || pgid <= 0 {
+		return ""
+	}
+	var seen strings.Builder
+	fmt.Fprintf(&seen, "%d|", pgid)
+	if ok, reading := settled(pgid, pgid, p.ttyName, 0, &seen); !ok || !reading {
+		return ""
+	}
+	return seen.String()
 }
 
 // SettledWait is the shortest timeout of a poll or select on the terminal
@@ -53,13 +77,28 @@ func (p *Process) WaitingForInput() bool {
 const SettledWait = 2 * time.Second
 
 // pendingInput reports whether the terminal holds input its reader has
-// not consumed yet.
+// not consumed yet. What is written to a pty's master reaches the reading
+// side through a kernel work queue; a poll of that side waits for the
+// queue (a bare TIOCINQ does not, and a loaded machine left typed input
+// unseen for longer than a turn's first look), then says whether a read
+// would return.
 func pendingInput(tty string) bool {
 	fd, err := unix.Open(tty, unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return true // cannot tell: assume busy
 	}
 	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n > 0 && fds[0].Revents&(unix.POLLIN|unix.POLLERR|unix.POLLNVAL) != 0 {
+			return true
+		}
+		break
+	}
 	n, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
 	return err != nil || n > 0
 }
@@ -70,7 +109,10 @@ func pendingInput(tty string) bool {
 // while each child in the group is settled, or blocked writing into a
 // pipe (to a reader that waits), or a zombie. A shell's pipeline such as
 // `seq 100 | less` is then waiting for input when less is.
-func settled(pid, pgid int, tty string, depth int) (ok, reading bool) {
+//
+// It writes what it saw of each process into seen: its pid, call,
+// arguments and context switches.
+func settled(pid, pgid int, tty string, depth int, seen *strings.Builder) (ok, reading bool) {
 	state, pgrp := procState(pid)
 	switch {
 	case state == 'Z' || state == 'X':
@@ -84,6 +126,7 @@ func settled(pid, pgid int, tty string, depth int) (ok, reading bool) {
 	if err != nil {
 		return false, false
 	}
+	fmt.Fprintf(seen, "%d:%d:%x:%s;", pid, nr, args, contextSwitches(pid))
 	switch nr {
 	case calls.wait4, calls.waitid:
 		if depth >= 4 {
@@ -98,7 +141,7 @@ func settled(pid, pgid int, tty string, depth int) (ok, reading bool) {
 			if err != nil {
 				return false, false
 			}
-			ok, r := settled(child, pgid, tty, depth+1)
+			ok, r := settled(child, pgid, tty, depth+1, seen)
 			if !ok {
 				return false, false
 			}
@@ -110,6 +153,23 @@ func settled(pid, pgid int, tty string, depth int) (ok, reading bool) {
 		return err == nil && strings.HasPrefix(target, "pipe:"), false
 	}
 	return blockedOnTTY(pid, tty), true
+}
+
+// contextSwitches is how often a process gave up or lost its CPU so far
+// (voluntary and not), "" if unknown: it changes whenever the process
+// runs.
+func contextSwitches(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return ""
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasSuffix(strings.SplitN(l, ":", 2)[0], "ctxt_switches") {
+			out = append(out, strings.TrimSpace(strings.SplitN(l, ":", 2)[1]))
+		}
+	}
+	return strings.Join(out, "/")
 }
 
 // procState reads a process's state letter and process group (0 when it

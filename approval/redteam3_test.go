@@ -1,0 +1,74 @@
+package approval
+
+import (
+	"testing"
+
+	"github.com/unified-exec/unified-exec/policy"
+)
+
+// TestRedTeam3Bypasses: the third red team's ways past the default policy
+// under never and on-request: each must be forbidden by a rule (F) or
+// asked (Q; refused under never).
+func TestRedTeam3Bypasses(t *testing.T) {
+	const F, Q = "forbid", "ask"
+	cases := []struct{ name, script, want string }{
+		// A. A variable the line never sets may be empty.
+		{"glued after", "git push$NOPE origin main", Q},
+		{"alone before", "git $NOPE push origin main", Q},
+		{"braced before", "git ${NOPE}push", Q},
+		{"quoted glued", `git "$NOPE"push`, Q},
+		{"inside", "git p${NOPE}ush", Q},
+		{"after -C", "git -C . $NOPE push", Q},
+		{"home", "rm -rf ~/$NOPE", F},
+		{"home two", "rm -rf ~/$A$B", F},
+		{"root glob", "rm -rf $NOPE/*", F},
+		{"in bash -c", `bash -c 'git push$NOPE'`, Q},
+		{"through env", "env $NOPE git push", Q},
+		{"sudo class", "s${NOPE}udo id", F},
+		// Unset, these are / (they were unjudged before).
+		{"TMPDIR/../..", `rm -rf "$TMPDIR/../.."`, F},
+		{"d/..", `rm -rf "$d/.."`, F},
+		// Unset, git ull: not a git command, an alias from configuration.
+		{"sub ull", `git "$sub"ull`, Q},
+	}
+	for _, mode := range []string{policy.ApprovalNever, policy.ApprovalOnRequest} {
+		for _, c := range cases {
+			t.Run(mode+"/"+c.name, func(t *testing.T) {
+				d := Decide(Request{Argv: sh(c.script), Cwd: testCwd, Home: testHome}, defaultIn(t, mode))
+				switch {
+				case c.want == F:
+					if d.Outcome != Forbidden || d.Rule == nil || d.Rule.Decision != policy.DecisionForbid {
+						t.Fatalf("%q: %v by %s (%s), want forbidden by a rule", c.script, d.Outcome, d.By, d.Reason)
+					}
+				case mode == policy.ApprovalNever:
+					if d.Outcome != Forbidden {
+						t.Fatalf("%q: %v by %s (%s), want refused", c.script, d.Outcome, d.By, d.Reason)
+					}
+				default:
+					if d.Outcome != NeedsApproval {
+						t.Fatalf("%q: %v by %s (%s), want a question", c.script, d.Outcome, d.By, d.Reason)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestRedTeam3Ordinary: what the third round's fixes leave alone.
+func TestRedTeam3Ordinary(t *testing.T) {
+	for _, s := range []string{
+		"ls $HOME", "echo $PATH", "cd $HOME && git status", `git commit -m "$MSG"`, "git log $REV", "echo \"$NOPE\"",
+		"rm -rf $TMPDIR/build", "rm -rf build/$NOPE", "git -C $DIR status", "npm test $ARGS", "make -j$JOBS",
+		"git -c tar.tgz.command='gzip -cn' archive -o a.tgz HEAD", "git -c gpg.program=gpg2 log --show-signature",
+		"git -c core.sshCommand='ssh -i k' fetch", "git instaweb --httpd=lighttpd",
+	} {
+		for _, mode := range []string{policy.ApprovalNever, policy.ApprovalOnRequest} {
+			t.Run(mode+"/"+s, func(t *testing.T) {
+				d := Decide(Request{Argv: sh(s), Cwd: testCwd, Home: testHome}, defaultIn(t, mode))
+				if d.Outcome != Skip {
+					t.Fatalf("%q: %v by %s (%s), want skip", s, d.Outcome, d.By, d.Reason)
+				}
+			})
+		}
+	}
+}

@@ -30,6 +30,28 @@ func TestRedTeam3Bypasses(t *testing.T) {
 		{"d/..", `rm -rf "$d/.."`, F},
 		// Unset, git ull: not a git command, an alias from configuration.
 		{"sub ull", `git "$sub"ull`, Q},
+		// B-D. git settings that hold a command.
+		{"tar.x.command", "git -c tar.x.command='git push origin main' archive --format=x HEAD", Q},
+		{"tar.tgz.command", "git -c tar.tgz.command='git push' archive -o a.tgz HEAD", Q},
+		{"TAR.X.COMMAND", "git -c TAR.X.COMMAND='git push' archive --format=x HEAD", Q},
+		{"tar rm", "git -c tar.x.command='rm -rf ~' archive --format=x HEAD", F},
+		{"imap.tunnel", "git -c imap.tunnel='git push origin main' imap-send", Q},
+		{"instaweb.httpd", "git -c instaweb.httpd='git push' instaweb", Q},
+		{"instaweb --httpd", "git instaweb --httpd='git push'", Q},
+		{"instaweb --httpd apart", "git instaweb --httpd 'git push'", Q},
+		{"hook.x.command", "git -c hook.x.command='git push' -c hook.x.event=pre-commit commit -m x", Q},
+		{"browser.x.cmd", "git -c browser.x.cmd='git push' web--browse --browser=x http://x", Q},
+		{"man.x.cmd", "git -c man.x.cmd='git push' help -m log", Q},
+		{"sendemail.sendmailCmd", "git -c sendemail.sendmailCmd='git push' send-email x.patch", Q},
+		{"sendemail.smtpServer path", "git -c sendemail.smtpServer=/usr/lib/git-core/git-push send-email x.patch", Q},
+		{"sendemail.work.sendmailCmd", "git -c sendemail.work.sendmailCmd='git push' send-email --identity=work x.patch", Q},
+		{"difftool.x.path", "git -c difftool.x.path=/usr/bin/sudo difftool -t x", F},
+		{"mergetool.x.path", "git -c mergetool.x.path=/usr/bin/sudo mergetool -t x", F},
+		{"guitool.x.cmd", "git -c guitool.x.cmd='git push' gui", Q},
+		{"gpg.ssh.program", "git -c gpg.ssh.program='git push' commit -S -m x", Q},
+		// Other pushes.
+		{"receive-pack", "git receive-pack /tmp/r.git", Q},
+		{"git-receive-pack", "git-receive-pack /tmp/r.git", Q},
 	}
 	for _, mode := range []string{policy.ApprovalNever, policy.ApprovalOnRequest} {
 		for _, c := range cases {
@@ -61,6 +83,7 @@ func TestRedTeam3Ordinary(t *testing.T) {
 		"rm -rf $TMPDIR/build", "rm -rf build/$NOPE", "git -C $DIR status", "npm test $ARGS", "make -j$JOBS",
 		"git -c tar.tgz.command='gzip -cn' archive -o a.tgz HEAD", "git -c gpg.program=gpg2 log --show-signature",
 		"git -c core.sshCommand='ssh -i k' fetch", "git instaweb --httpd=lighttpd",
+		"git -c sendemail.smtpServer=smtp.example.com send-email x.patch", "git -c imap.tunnel='ssh -q host /usr/bin/imapd' imap-send",
 	} {
 		for _, mode := range []string{policy.ApprovalNever, policy.ApprovalOnRequest} {
 			t.Run(mode+"/"+s, func(t *testing.T) {

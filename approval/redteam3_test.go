@@ -52,6 +52,16 @@ func TestRedTeam3Bypasses(t *testing.T) {
 		// Other pushes.
 		{"receive-pack", "git receive-pack /tmp/r.git", Q},
 		{"git-receive-pack", "git-receive-pack /tmp/r.git", Q},
+		// Changing user.
+		{"gosu", "gosu root id", F},
+		{"su-exec", "su-exec root id", F},
+		{"chpst -u", "chpst -u root id", F},
+		{"setuidgid", "setuidgid root id", F},
+		{"run0", "run0 id", F},
+		{"sudoedit", "sudoedit /etc/passwd", F},
+		{"capsh --user", "capsh --user=root -- -c id", F},
+		{"chroot --userspec", "chroot --userspec=0:0 / id", F},
+		{"start-stop-daemon --chuid", "start-stop-daemon --start --chuid root --exec /bin/id", F},
 	}
 	for _, mode := range []string{policy.ApprovalNever, policy.ApprovalOnRequest} {
 		for _, c := range cases {

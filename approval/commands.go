@@ -429,6 +429,7 @@ func (ps *parser) add(c Command, depth int) {
 		if r, ok := runners[name]; ok {
 			ps.runCommand(name, r, c, depth)
 		}
+		ps.argCode(name, c, depth)
 	}
 }
 

@@ -52,6 +52,22 @@ func TestRedTeam3Bypasses(t *testing.T) {
 		// Other pushes.
 		{"receive-pack", "git receive-pack /tmp/r.git", Q},
 		{"git-receive-pack", "git-receive-pack /tmp/r.git", Q},
+		// Tools that run a command from an argument.
+		{"sed 1e", "sed '1e git push' f", Q},
+		{"sed -e e", "sed -n -e 'p;e git push' f", Q},
+		{"sed s///e", "sed 's/.*/git push/e' f", Q},
+		{"tar checkpoint", "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='git push' .", Q},
+		{"tar -I", "tar -I 'git push' -cf x.tar .", Q},
+		{"tar --use-compress-program", "tar --use-compress-program='rm -rf ~' -cf x .", F},
+		{"tar --to-command", "tar -xf x.tar --to-command='git push'", Q},
+		{"rsync -e", "rsync -e 'git push' a b:c", Q},
+		{"ssh ProxyCommand", "ssh -o ProxyCommand='git push' x", Q},
+		{"ssh -oProxyCommand", "ssh -oProxyCommand='git push' x", Q},
+		{"ssh LocalCommand", "ssh -o 'LocalCommand git push' -o PermitLocalCommand=yes x", Q},
+		{"socat EXEC", "socat - EXEC:'git push'", Q},
+		{"socat SYSTEM", "socat - SYSTEM:'git push',pty", Q},
+		{"man -P", "man -P 'git push' ls", Q},
+		{"zip -TT", "zip -T -TT 'git push' a.zip f", Q},
 		// Changing user.
 		{"gosu", "gosu root id", F},
 		{"su-exec", "su-exec root id", F},
@@ -93,6 +109,9 @@ func TestRedTeam3Ordinary(t *testing.T) {
 		"rm -rf $TMPDIR/build", "rm -rf build/$NOPE", "git -C $DIR status", "npm test $ARGS", "make -j$JOBS",
 		"git -c tar.tgz.command='gzip -cn' archive -o a.tgz HEAD", "git -c gpg.program=gpg2 log --show-signature",
 		"git -c core.sshCommand='ssh -i k' fetch", "git instaweb --httpd=lighttpd",
+		"sed -i 's/a/b/g' f", "sed -e 's/x/y/' -e '/^$/d' f", "sed -n '1,5p' f", "sed '/start/,/end/d' f",
+		"sed 's/e/E/g; s/x/y/' f", "tar -czf x.tgz .", "tar -xf x.tar -C out", "rsync -av -e ssh a b:c", "ssh -o BatchMode=yes x ls",
+		"man -P cat ls", "zip -r a.zip .", "socat - TCP:localhost:80",
 		"git -c sendemail.smtpServer=smtp.example.com send-email x.patch", "git -c imap.tunnel='ssh -q host /usr/bin/imapd' imap-send",
 	} {
 		for _, mode := range []string{policy.ApprovalNever, policy.ApprovalOnRequest} {

@@ -47,6 +47,9 @@ type Command struct {
 	// working directory (nil: that one): a cd anywhere in the line may
 	// have led there. "" is a directory known only when it runs.
 	dirs []string
+	// unset: the command as it is when the environment's variables it
+	// expands are unset; only forbid and prompt rules judge it.
+	unset bool
 }
 
 // wordKind is how much is known of a word before the command runs.
@@ -426,6 +429,7 @@ func (ps *parser) add(c Command, depth int) {
 		if r, ok := runners[name]; ok {
 			ps.runCommand(name, r, c, depth)
 		}
+		ps.argCode(name, c, depth)
 	}
 }
 
@@ -681,9 +685,76 @@ func (ps *parser) script(src string, depth int) {
 				c.kinds, c.tails = nil, nil
 			}
 			ps.add(c, depth)
+			if alt, ok := ps.unsetForm(n.Args); ok {
+				alt.stdin, alt.dirs = c.stdin, c.dirs
+				ps.addUnset(alt, depth)
+			}
 		}
 		return true
 	})
+}
+
+// unsetForm returns the command args make when every variable of the
+// environment they expand ([parser.fromEnv], but HOME) is unset: an
+// unquoted word that then has nothing left disappears, glued pieces drop
+// out, a quoted "$X" stays an empty word. ok is false when args expand
+// no such variable.
+func (ps *parser) unsetForm(args []*syntax.Word) (c Command, ok bool) {
+	var drop func(parts []syntax.WordPart, quoted bool) []syntax.WordPart
+	drop = func(parts []syntax.WordPart, quoted bool) []syntax.WordPart {
+		var out []syntax.WordPart
+		for _, part := range parts {
+			switch x := part.(type) {
+			case *syntax.ParamExp:
+				if plainParam(x) && !isHomeParam(x) && ps.fromEnv(x.Param.Value) {
+					ok = true
+					continue
+				}
+			case *syntax.DblQuoted:
+				q := *x
+				q.Parts = drop(x.Parts, true)
+				out = append(out, &q)
+				continue
+			}
+			out = append(out, part)
+		}
+		return out
+	}
+	var ws []*syntax.Word
+	for _, w := range args {
+		parts := drop(w.Parts, false)
+		if len(parts) == 0 {
+			continue // an unquoted $X alone: no word at all
+		}
+		ws = append(ws, &syntax.Word{Parts: parts})
+	}
+	if !ok || len(ws) == 0 {
+		return Command{}, false
+	}
+	computed := false
+	for i, w := range ws {
+		for _, x := range ps.words(w, i == 0) {
+			c.Argv = append(c.Argv, x.text)
+			c.kinds = append(c.kinds, x.kind)
+			c.tails = append(c.tails, x.tail)
+			computed = computed || x.kind != wordLiteral
+		}
+	}
+	if !computed {
+		c.kinds, c.tails = nil, nil
+	}
+	return c, true
+}
+
+// addUnset adds c, the form of a command with its environment's
+// variables unset ([parser.unsetForm]), and what it runs: judged by the
+// forbid and prompt rules only.
+func (ps *parser) addUnset(c Command, depth int) {
+	n := len(ps.p.Commands)
+	ps.add(c, depth)
+	for i := n; i < len(ps.p.Commands); i++ {
+		ps.p.Commands[i].unset = true
+	}
 }
 
 // redirects flags writes to files and scripts fed to interpreters, and

@@ -145,7 +145,7 @@ func Decide(req Request, p *policy.Policy) Decision {
 			r := &p.Rules[i]
 			hit := false
 			if r.Decision == policy.DecisionAllow {
-				hit = cmd.whole == "" && Match(*r, cmd.Argv)
+				hit = cmd.whole == "" && !cmd.unset && Match(*r, cmd.Argv)
 			} else {
 				switch m.Matches(r, cmd) {
 				case Matches:
@@ -166,6 +166,9 @@ func Decide(req Request, p *policy.Policy) Decision {
 		}
 		if best != nil && (strictest == nil || strictness[best.Decision] > strictness[strictest.Decision]) {
 			strictest = best
+		}
+		if cmd.unset {
+			continue // seen only by the forbid and prompt rules
 		}
 		if cmd.whole != "" || !(IsKnownSafe(cmd.Argv) || (best != nil && best.Decision == policy.DecisionAllow)) {
 			allCovered = false

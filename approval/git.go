@@ -250,6 +250,12 @@ var gitCommandKeys = []string{
 	"remote.*.uploadpack", "remote.*.receivepack", "interactive.difffilter", "difftool.*.cmd", "mergetool.*.cmd",
 	"browser.*.cmd", "man.*.cmd", "sendemail.tocmd", "sendemail.cccmd", "sendemail.headercmd",
 	"sendemail.sendmailcmd", "trailer.*.command", "trailer.*.cmd", "core.fsmonitor", "pager.*",
+	"sendemail.*.tocmd", "sendemail.*.cccmd", "sendemail.*.headercmd", "sendemail.*.sendmailcmd",
+	// git archive's filter for a format, git imap-send's tunnel, git
+	// instaweb's web server, config-based hooks, git gui's tools.
+	"tar.*.command", "imap.tunnel", "instaweb.httpd", "hook.*.command", "guitool.*.cmd",
+	// The program of a tool, by path.
+	"browser.*.path", "difftool.*.path", "mergetool.*.path", "man.*.path",
 }
 
 // gitSettings judges the settings of a git command line and returns the
@@ -300,6 +306,11 @@ func (ps *parser) gitSettings(c Command, settings []gitSetting, depth int) map[s
 				ps.code(v, "git", depth)
 			default:
 				ps.code("git credential-"+v, "git", depth)
+			}
+		case section == "sendemail" && name == "smtpserver":
+			// An absolute path is a sendmail-like program.
+			if s.computed || strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") {
+				ps.gitCode(c, s, v, depth)
 			}
 		case section == "core" && name == "gitproxy":
 			cmd, _, _ := strings.Cut(v, " for ")
@@ -446,6 +457,8 @@ func (ps *parser) gitSubcommand(sub string, c Command, at, depth int) {
 			"msg-filter", "commit-filter", "tag-name-filter", "setup"))
 	case "daemon":
 		code("daemon --access-hook", gitOption(c, from, "", "access-hook"))
+	case "instaweb":
+		code("instaweb --httpd", gitOption(c, from, "d", "httpd"))
 	case "send-email":
 		code("send-email", gitOption(c, from, "", "to-cmd", "cc-cmd", "header-cmd", "sendmail-cmd"))
 	case "grep":

@@ -291,7 +291,7 @@ func TestRulesOrdinaryCommands(t *testing.T) {
 		"python3 -c 'import os; print(1)'", "node -e 'console.log(1)'", "awk 'BEGIN{print 1}' f", "make",
 		"cd ~ && ls", "echo ~", "cat ~/x", "ls $HOME", "ls | xargs echo", "git ls-files | xargs grep foo",
 		"bash -c 'ls && git status'", "sudoku", "env -i PATH=/bin ls",
-		`rm -rf "$TMPDIR/foo"`, `rm -rf "$dir/build/"`, `rm -rf "${out}"/dist`, `git "$sub"ull`,
+		`rm -rf "$TMPDIR/foo"`, `rm -rf "$dir/build/"`, `rm -rf "${out}"/dist`,
 		`d=$(cat f); rm -rf "$d/build"`, `s=$(cat f); git "$s"ull`,
 		// Variables of the environment, which the line does not set: not
 		// the agent's to choose.
@@ -343,7 +343,6 @@ func TestUnjudgeable(t *testing.T) {
 		{"rm -rf ${dir:-~}", "computed"},
 		{"rm -rf ${!ref}", "computed"},
 		{"rm -rf $(echo ~)", "computed"},
-		{`rm -rf "$TMPDIR/../.."`, "computed"},
 		{"args=$(cat f); rm $args", "computed"},
 		{"env $CMD", "computed"},
 		{`bash -c "$CMD"`, "computed"},
@@ -374,7 +373,6 @@ func TestUnjudgeable(t *testing.T) {
 		// configuration the line does not show.
 		{"git pushd", "not a git command"},
 		{"git -C /tmp/r x", "not a git command"},
-		{`rm -rf "$d/.."`, "computed"},
 		{`d=$(cat f); rm -rf "$d/"`, "computed"},
 		{`d=$(cat f); rm -rf "$d/alice"`, "computed"},
 		{`o=$(cat f); rm "$o" ~`, "computed"},

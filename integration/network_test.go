@@ -22,6 +22,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -626,7 +627,17 @@ func TestNetworkNoLeaks(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		e.run(t, round)
 	}
-	waitFor(t, func() bool { return goroutines() <= base && countFDs(pid) <= fds })
+	var last string
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(last)
+		}
+	})
+	waitWithin(t, time.Minute, func() bool {
+		g, f := goroutines(), countFDs(pid)
+		last = fmt.Sprintf("goroutines %d (base %d), fds %d (base %d)", g, base, f, fds)
+		return g <= base && f <= fds
+	})
 }
 
 // TestWrapAskNetwork: the wrapper asks about an unlisted host on its

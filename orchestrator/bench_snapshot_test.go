@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -54,12 +53,7 @@ func BenchmarkLoginSnapshotRatio(b *testing.B) {
 		l = append(l, run(&login))
 		n = append(n, run(noLogin))
 	}
-	median := func(d []time.Duration) float64 {
-		d = slices.Clone(d)
-		slices.Sort(d)
-		return float64(d[len(d)/2]) / 1e6
-	}
-	ml, mn := median(l), median(n)
+	ml, mn := medianMS(l), medianMS(n)
 	b.ReportMetric(ml, "login-ms")
 	b.ReportMetric(mn, "nologin-ms")
 	b.ReportMetric(ml/mn, "login/nologin")

@@ -69,12 +69,7 @@ func BenchmarkSpawnSandboxRatio(b *testing.B) {
 		s = append(s, run(sandboxed))
 		u = append(u, run(unsandboxed))
 	}
-	median := func(d []time.Duration) float64 {
-		d = slices.Clone(d)
-		slices.Sort(d)
-		return float64(d[len(d)/2]) / 1e6
-	}
-	ms, mu := median(s), median(u)
+	ms, mu := medianMS(s), medianMS(u)
 	b.ReportMetric(ms, "sandboxed-ms")
 	b.ReportMetric(mu, "unsandboxed-ms")
 	b.ReportMetric(ms/mu, "sandboxed/unsandboxed")
@@ -106,13 +101,15 @@ func BenchmarkSpawnPaced(b *testing.B) {
 		paced = append(paced, run())
 		burst = append(burst, run())
 	}
-	median := func(d []time.Duration) float64 {
-		d = slices.Clone(d)
-		slices.Sort(d)
-		return float64(d[len(d)/2]) / 1e6
-	}
-	mp, mb := median(paced), median(burst)
+	mp, mb := medianMS(paced), medianMS(burst)
 	b.ReportMetric(mp, "paced-ms")
 	b.ReportMetric(mb, "burst-ms")
 	b.ReportMetric(mp/mb, "paced/burst")
+}
+
+// medianMS is the median of d in milliseconds.
+func medianMS(d []time.Duration) float64 {
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return float64(d[len(d)/2]) / 1e6
 }

@@ -127,11 +127,10 @@ func (m *Manager) Stream(ctx context.Context, req StreamRequest) (StreamResult, 
 		}
 		spec.Stdio = &ptyrun.Stdio{Stdin: stdin, Stdout: req.Stdout, Stderr: w}
 		errCopy = startCopier(r, io.MultiWriter(req.Stderr, tail))
-		defer func() {
-			w.Close() // idempotent: closed below once started
-			errCopy.wait()
-		}()
-		defer func() { _ = w }()
+		// The copier ends when every holder of w is gone: ours is closed
+		// right after the start (or its failure), the command's when it
+		// ends; finish waits for the copier on the way out.
+		defer errCopy.wait()
 		p, err := ptyrun.Start(spec)
 		w.Close()
 		if err != nil {

@@ -100,3 +100,59 @@ func sessionIDOf(text string) int {
 	}
 	return 0
 }
+
+// BenchmarkServerIdle: what a server costs while the agent thinks: after
+// one exec_command, 5 s of quiet; reports the CPU its processes (the
+// relay and the serving program) used per second of it, their summed RSS
+// and PSS (proportional: shared pages split), and how many there are.
+func BenchmarkServerIdle(b *testing.B) {
+	for b.Loop() {
+		s := startServer(b, serverOpts{})
+		s.exec(map[string]any{"cmd": "true"})
+		relay := s.cmd.Process.Pid
+		procs := []int{relay}
+		if served := proctree.ServingPid(relay); served != relay {
+			procs = append(procs, served)
+		}
+		time.Sleep(time.Second)
+		cpu := func() (ticks int) {
+			for _, pid := range procs {
+				f, ok := proctree.Stat(fmt.Sprintf("/proc/%d/stat", pid))
+				if !ok || len(f) < 13 {
+					b.Fatalf("process %d is gone", pid)
+				}
+				u, _ := strconv.Atoi(f[11]) // utime, field 14
+				st, _ := strconv.Atoi(f[12])
+				ticks += u + st
+			}
+			return ticks
+		}
+		const quiet = 5 * time.Second
+		c0 := cpu()
+		time.Sleep(quiet)
+		c1 := cpu()
+		var rss, pss int
+		for _, pid := range procs {
+			rss += procStatus(pid, "VmRSS")
+			pss += smapsRollup(pid, "Pss")
+		}
+		// Clock ticks are 10 ms (USER_HZ 100).
+		b.ReportMetric(float64(c1-c0)*10/quiet.Seconds(), "idle-cpu-ms/s")
+		b.ReportMetric(float64(rss)/1024, "rss-MiB")
+		b.ReportMetric(float64(pss)/1024, "pss-MiB")
+		b.ReportMetric(float64(len(procs)), "processes")
+		s.session.Close()
+	}
+}
+
+// smapsRollup reads a field of /proc/<pid>/smaps_rollup, in KiB.
+func smapsRollup(pid int, field string) int {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, field+":") {
+			n, _ := strconv.Atoi(strings.Fields(l)[1])
+			return n
+		}
+	}
+	return 0
+}

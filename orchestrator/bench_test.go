@@ -75,19 +75,25 @@ func BenchmarkSpawnSandboxRatio(b *testing.B) {
 	b.ReportMetric(ms/mu, "sandboxed/unsandboxed")
 }
 
-// BenchmarkSpawnPaced: exec_command of `true`, sandboxed, the way an
-// agent's calls come — each after 150 ms of quiet (the model thinking) —
-// against a burst (back to back), alternating, medians. On cgroup v1 the
-// move of the forking thread into the session's cgroup waits for an RCU
-// grace period after a quiet moment: paced/burst shows that tax.
+// BenchmarkSpawnPaced: exec_command of `true` the way an agent's calls
+// come — each after 150 ms of quiet (the model thinking) — against a
+// burst (back to back), sandboxed and unsandboxed, alternating, medians.
+// On cgroup v1 a thread's move into a session's cgroup waits for an RCU
+// grace period after a quiet moment: paced/burst shows whether that (or
+// any other idle tax) reaches the call.
 func BenchmarkSpawnPaced(b *testing.B) {
-	pol := policy.Default()
-	o, err := New(Config{Policy: pol, Workspace: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
+	orch := func(mode string) *Orchestrator {
+		pol := policy.Default()
+		pol.Sandbox.Mode = mode
+		o, err := New(Config{Policy: pol, Workspace: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(o.Close)
+		return o
 	}
-	defer o.Close()
-	run := func() time.Duration {
+	sandboxed, unsandboxed := orch(policy.ModeWorkspaceWrite), orch(policy.ModeDangerFullAccess)
+	run := func(o *Orchestrator) time.Duration {
 		t0 := time.Now()
 		r, err := o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "true", Login: noLogin}})
 		if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
@@ -95,16 +101,23 @@ func BenchmarkSpawnPaced(b *testing.B) {
 		}
 		return time.Since(t0)
 	}
-	var paced, burst []time.Duration
+	var paced, burst, pacedU, burstU []time.Duration
 	for b.Loop() {
 		time.Sleep(150 * time.Millisecond)
-		paced = append(paced, run())
-		burst = append(burst, run())
+		paced = append(paced, run(sandboxed))
+		burst = append(burst, run(sandboxed))
+		time.Sleep(150 * time.Millisecond)
+		pacedU = append(pacedU, run(unsandboxed))
+		burstU = append(burstU, run(unsandboxed))
 	}
-	mp, mb := medianMS(paced), medianMS(burst)
+	mp, mb, mpu, mbu := medianMS(paced), medianMS(burst), medianMS(pacedU), medianMS(burstU)
 	b.ReportMetric(mp, "paced-ms")
 	b.ReportMetric(mb, "burst-ms")
 	b.ReportMetric(mp/mb, "paced/burst")
+	b.ReportMetric(mpu, "paced-unsandboxed-ms")
+	b.ReportMetric(mbu, "burst-unsandboxed-ms")
+	b.ReportMetric(mp/mpu, "paced-sandboxed/unsandboxed")
+	b.ReportMetric(mb/mbu, "burst-sandboxed/unsandboxed")
 }
 
 // medianMS is the median of d in milliseconds.

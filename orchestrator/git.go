@@ -19,22 +19,53 @@ import (
 
 // gitWatch is the git state last seen. Its zero value is ready for use.
 type gitWatch struct {
+	// first is closed once the state before the first command is taken
+	// (see startGitBaseline); nil: it is taken by the first command.
+	first chan struct{}
+
 	// mu guards the fields below.
 	mu    sync.Mutex
 	known sandbox.GitState
 	taken bool // known holds a state
 }
 
-// gitBaseline takes the state before the first command, once.
+// startGitBaseline takes the state before the first command beside the
+// rest of the start-up (it reads the repositories under the writable
+// roots: a millisecond or two the first command need not wait for).
+// Owner: the Orchestrator; gitBaseline and Close wait for it.
+func (o *Orchestrator) startGitBaseline() {
+	o.git.first = make(chan struct{})
+	go func() {
+		defer close(o.git.first)
+		o.takeGitBaseline()
+	}()
+}
+
+// gitBaseline makes sure the state before the first command is taken.
 func (o *Orchestrator) gitBaseline() {
-	o.git.mu.Lock()
-	defer o.git.mu.Unlock()
-	if o.git.taken {
+	if o.git.first != nil {
+		<-o.git.first
 		return
 	}
-	if st, err := sandbox.WatchGit(o.pol.Sandbox, o.ws); err == nil {
+	o.takeGitBaseline()
+}
+
+func (o *Orchestrator) takeGitBaseline() {
+	o.git.mu.Lock()
+	taken := o.git.taken
+	o.git.mu.Unlock()
+	if taken {
+		return
+	}
+	st, err := sandbox.WatchGit(o.pol.Sandbox, o.ws)
+	if err != nil {
+		return
+	}
+	o.git.mu.Lock()
+	if !o.git.taken {
 		o.git.known, o.git.taken = st, true
 	}
+	o.git.mu.Unlock()
 }
 
 // gitCheck looks at the state now, reports what appeared or changed

@@ -38,6 +38,13 @@ type Config struct {
 	// HelperPerSession is passed to the manager it creates (see
 	// unifiedexec.Config).
 	HelperPerSession bool
+	// OneCommand is passed to the manager it creates: the orchestrator
+	// serves one Run (the wrapper), see [unifiedexec.Config].OneCommand.
+	OneCommand bool
+	// Forker is passed to the manager it creates, which closes it (see
+	// [unifiedexec.Config].Forker); without a manager of its own, New
+	// closes it.
+	Forker *unifiedexec.Forker
 	// NetworkResolver resolves names for the egress proxy in allowlist
 	// mode; nil is the system's (tests map names to local servers).
 	NetworkResolver egress.Resolver
@@ -78,7 +85,12 @@ type Orchestrator struct {
 
 // New returns an Orchestrator for cfg. It fails when the audit log is
 // required and cannot be opened, or the workspace does not exist.
-func New(cfg Config) (*Orchestrator, error) {
+func New(cfg Config) (_ *Orchestrator, err error) {
+	defer func() {
+		if err != nil || cfg.Manager != nil {
+			cfg.Forker.Close()
+		}
+	}()
 	o := &Orchestrator{pol: cfg.Policy, prompt: cfg.Prompter, onExit: cfg.OnBackgroundExit}
 	if o.pol == nil {
 		o.pol = policy.Default()
@@ -87,7 +99,7 @@ func New(cfg Config) (*Orchestrator, error) {
 	if ws == "" {
 		ws, _ = os.Getwd()
 	}
-	ws, err := filepath.Abs(ws)
+	ws, err = filepath.Abs(ws)
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +133,7 @@ func New(cfg Config) (*Orchestrator, error) {
 			o.readOnly = append(o.readOnly, abs)
 		}
 	}
+	o.startGitBaseline()
 	o.startNetwork(cfg.NetworkResolver)
 	o.m = cfg.Manager
 	if o.m != nil {
@@ -146,6 +159,8 @@ func New(cfg Config) (*Orchestrator, error) {
 			MaxProcesses:     maxProcesses(o.pol.Limits.MaxProcesses, o.status),
 			OnBackgroundExit: o.backgroundExit,
 			HelperPerSession: cfg.HelperPerSession,
+			OneCommand:       cfg.OneCommand,
+			Forker:           cfg.Forker,
 		})
 	}
 	return o, nil
@@ -191,6 +206,7 @@ func (o *Orchestrator) Manager() *unifiedexec.Manager { return o.m }
 
 // Close kills every session and closes the audit log.
 func (o *Orchestrator) Close() {
+	o.gitBaseline()
 	o.m.Close()
 	o.net.close()
 	o.audit.close()

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/unified-exec/unified-exec/internal/tracepoint"
 	"strings"
 	"time"
 
@@ -285,6 +286,7 @@ func (o *Orchestrator) sandboxFor(sp policy.Sandbox, mode string) (sb *unifiedex
 	if err != nil {
 		return nil, false, nil, nil, err
 	}
+	tracepoint.Mark("compiled the sandbox")
 	plan.AddReadOnlyFiles(o.readOnly...)
 	plan, notes, err = o.egressPlan(plan, sp)
 	if err != nil {

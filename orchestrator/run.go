@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/unified-exec/unified-exec/internal/tracepoint"
 	"os"
 	"syscall"
 	"time"
@@ -141,6 +142,7 @@ func (o *Orchestrator) stream(ctx context.Context, req RunRequest, pol *policy.P
 			stderr = null
 		}
 	}
+	tracepoint.Mark("sandbox planned")
 	watch := o.watch(sb, plan)
 	res, err := o.m.Stream(ctx, unifiedexec.StreamRequest{
 		Argv: req.Argv, Stdin: req.Stdin, Stdout: stdout, Stderr: stderr,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/unified-exec/unified-exec/internal/tracepoint"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,13 +177,9 @@ func newProcLimit(max int, marker string) (*procLimit, error) {
 	if err := os.Mkdir(l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("process limit: %w", err)
 	}
-	limit := "max"
-	if max > 0 {
-		limit = strconv.Itoa(max)
-	}
-	if err := os.WriteFile(filepath.Join(l.dir, "pids.max"), []byte(limit), 0); err != nil {
+	if err := l.setMax(max); err != nil {
 		syscall.Rmdir(l.dir)
-		return nil, fmt.Errorf("process limit: setting pids.max: %w", err)
+		return nil, err
 	}
 	if l.v2 {
 		fd, err := os.Open(l.dir)
@@ -195,6 +192,18 @@ func newProcLimit(max int, marker string) (*procLimit, error) {
 	return l, nil
 }
 
+// setMax sets pids.max (0: no limit).
+func (l *procLimit) setMax(max int) error {
+	limit := "max"
+	if max > 0 {
+		limit = strconv.Itoa(max)
+	}
+	if err := os.WriteFile(filepath.Join(l.dir, "pids.max"), []byte(limit), 0); err != nil {
+		return fmt.Errorf("process limit: setting pids.max: %w", err)
+	}
+	return nil
+}
+
 // fork starts cmd so that the child is born in the session's cgroup (if
 // any) and, with prepare, under what prepare applies to the forking
 // thread (a thread sandbox). A v1 cgroup is joined by the forking thread
@@ -204,6 +213,12 @@ func newProcLimit(max int, marker string) (*procLimit, error) {
 // parent-death signal (tied to the forking thread), else at once. Under
 // BatchScheduling the fork runs on a thread put back to SCHED_OTHER.
 func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {
+	if s := p.spare; s != nil {
+		err := s.fork(cmd, prepare)
+		p.spare = nil // used: its thread retires, and the cgroup is the session's
+		p.spec.Forker.refill()
+		return err
+	}
 	l := p.limit
 	v1 := l != nil && !l.v2
 	if l != nil && l.v2 {
@@ -211,7 +226,7 @@ func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {
 		cmd.SysProcAttr.CgroupFD = int(l.fd.Fd())
 	}
 	if !v1 && prepare == nil && !batch.Load() {
-		return cmd.Start()
+		return startChild(cmd)
 	}
 	errc := make(chan error, 1)
 	go p.forkOnThread(cmd, prepare, errc)
@@ -277,7 +292,8 @@ func (p *Process) forkOnThread(cmd *exec.Cmd, prepare func() error, errc chan<- 
 			return // retired: the thread may be half-restricted
 		}
 	}
-	err = cmd.Start()
+	tracepoint.Mark("sandboxed the forking thread")
+	err = startChild(cmd)
 	errc <- err
 	// A thread that only joined the cgroup and changed its policy is
 	// reused once both are undone.

@@ -20,9 +20,16 @@ func newProcLimit(int, string) (*procLimit, error) {
 	return nil, err
 }
 
-func (*procLimit) members() []int { return nil }
-func (*procLimit) hitMax() int    { return 0 }
-func (*procLimit) close() error   { return nil }
+func (*procLimit) members() []int   { return nil }
+func (*procLimit) setMax(int) error { return nil }
+
+// spare: no threads are prepared here (see Forker).
+type spare struct{ limit *procLimit }
+
+func (f *Forker) take() *spare  { return nil }
+func (s *spare) discardTaken()  {}
+func (*procLimit) hitMax() int  { return 0 }
+func (*procLimit) close() error { return nil }
 
 // fork starts cmd; thread sandboxes are Linux-only.
 func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {

@@ -53,11 +53,7 @@ type helperHeader struct {
 	Argv    []string `json:"argv"`
 	Isolate bool     `json:"isolate"`
 	TTY     bool     `json:"tty"`
-	// Program is set for the program re-run by EnterNamespace: it stays
-	// in the init's process group (its place on the terminal), and
-	// signals go to it alone — it ends its sessions itself.
-	Program bool   `json:"program,omitempty"`
-	Payload []byte `json:"payload,omitempty"`
+	Payload []byte   `json:"payload,omitempty"`
 }
 
 func writeHeader(w io.Writer, h helperHeader) error {

@@ -112,25 +112,9 @@ func runHelper(apply Apply) int {
 		fmt.Fprintln(status, "error 125")
 		return 125
 	}
-	if h.Program {
-		// The init of a program namespace holds the host's environment,
-		// visible to every session in the namespace: hide it.
-		if err := hideEnviron(); err != nil {
-			fmt.Fprintf(os.Stderr, "unified-exec: namespace: hiding the environment: %v\n", err)
-			fmt.Fprintln(status, "error 125")
-			return 125
-		}
-	}
 	if h.Isolate {
 		if err := mountProc(); err != nil {
 			fmt.Fprintf(os.Stderr, "unified-exec helper: %v\n", err)
-			fmt.Fprintln(status, "error 125")
-			return 125
-		}
-	}
-	if h.Program {
-		if err := mountOwnDevices(); err != nil {
-			fmt.Fprintf(os.Stderr, "unified-exec: namespace: %v\n", err)
 			fmt.Fprintln(status, "error 125")
 			return 125
 		}
@@ -245,18 +229,15 @@ func runInit(path string, h helperHeader, env []string, status *os.File) int {
 		fmt.Fprintln(status, "error 125")
 		return 125
 	}
-	if !h.Program {
-		// A command gets none of a user namespace's capabilities (the
-		// program re-run here keeps them: it mounts for its sessions).
-		if err := userns.ClearAmbient(); err != nil {
-			fmt.Fprintf(os.Stderr, "unified-exec: %v\n", err)
-			fmt.Fprintln(status, "error 125")
-			return 125
-		}
+	// A command gets none of a user namespace's capabilities.
+	if err := userns.ClearAmbient(); err != nil {
+		fmt.Fprintf(os.Stderr, "unified-exec: %v\n", err)
+		fmt.Fprintln(status, "error 125")
+		return 125
 	}
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
-	attr := &syscall.SysProcAttr{Setpgid: !h.Program}
+	attr := &syscall.SysProcAttr{Setpgid: true}
 	if h.TTY {
 		attr.Foreground = true
 		attr.Ctty = 0
@@ -297,8 +278,6 @@ func runInit(path string, h helperHeader, env []string, status *os.File) int {
 		s := <-sigs
 		switch {
 		case s == syscall.SIGCHLD:
-		case h.Program:
-			syscall.Kill(pid, s.(syscall.Signal))
 		default:
 			syscall.Kill(-1, s.(syscall.Signal))
 		}

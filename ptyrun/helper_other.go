@@ -5,6 +5,7 @@ package ptyrun
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"sync/atomic"
 	"syscall"
 )
@@ -46,3 +47,7 @@ func InOwnNamespace() bool { return false }
 func becomeSubreaper() {}
 
 var subreaperSet atomic.Bool
+
+func startChild(cmd *exec.Cmd) error { return cmd.Start() }
+
+func reaped(int) {}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/unified-exec/unified-exec/internal/tracepoint"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -22,91 +23,113 @@ var insideOwn bool
 
 // EnterNamespace runs the whole program inside a PID and mount namespace
 // of its own, once, so that nothing it starts can outlive it: this
-// process re-runs itself (same arguments, environment and stdio) under
-// a small init that is PID 1 there, forwards signals to it, and exits
-// with its status — it never returns. In the re-run program it returns
-// true. Where namespaces are unavailable it returns false at once and
-// the program goes on as it is.
+// process starts itself again (same arguments, environment and stdio) as
+// PID 1 there, passes signals on to it, and exits with its status — it
+// never returns. In the re-run program it returns true. Where namespaces
+// are unavailable it returns false at once and the program goes on as it
+// is.
 //
 // Inside, sessions need no namespace of their own to die with the
-// program: killing it (even with SIGKILL) ends its init and with it every
-// process in the namespace. Call it at the start of main, after
+// program: when it ends (even by SIGKILL) the kernel ends every process
+// in the namespace. As PID 1 the program also reaps the orphans there
+// (see startReaper). Call it at the start of main, after
 // [MaybeRunHelper].
 func EnterNamespace() bool {
 	if os.Getenv(nsEnv) == "1" {
 		os.Unsetenv(nsEnv)
-		// Commands forked from restricted threads share this namespace:
-		// the program's environment must not be readable there.
-		insideOwn = os.Getppid() == 1 && hideEnviron() == nil
-		if insideOwn {
-			// Root, or the user namespace's capabilities: sessions'
-			// namespaces are made directly, no probe needed.
-			userns.Known(userns.Direct)
-		}
-		if insideOwn && userns.HasAmbient() {
-			// In a user namespace of its own, the program keeps its
-			// capabilities there (to mount and make namespaces for its
-			// sessions) but passes none on: commands executed without a
-			// helper start with no capabilities at all.
-			if err := userns.ClearAmbientAllThreads(); err != nil {
+		if os.Getpid() == 1 {
+			if err := becomeInit(); err != nil {
 				fmt.Fprintf(os.Stderr, "unified-exec: namespace: %v\n", err)
 				os.Exit(125)
 			}
+			insideOwn = true
+			return true
 		}
-		return insideOwn
+		// Set by hand, not by us: enter one as usual.
 	}
-	if ok, _ := IsolationAvailable(); !ok || !helperInstalled {
+	if !helperInstalled {
 		return false
 	}
-	self, err := os.Executable()
-	if err != nil {
+	code, ok := runInNamespace()
+	if !ok {
 		return false
 	}
-	os.Exit(runInNamespace(self))
+	os.Exit(code)
 	return false
+}
+
+// becomeInit makes the program re-run by runInNamespace the init of its
+// namespace: the host's environment hidden (commands share the
+// namespace), /proc, a devpts instance and /dev/shm of its own, the
+// capabilities of a user namespace kept for itself only, orphans reaped.
+func becomeInit() error {
+	if err := hideEnviron(); err != nil {
+		return fmt.Errorf("hiding the environment: %w", err)
+	}
+	if err := mountProc(); err != nil {
+		return err
+	}
+	if err := mountOwnDevices(); err != nil {
+		return err
+	}
+	// Root, or the user namespace's capabilities: sessions' namespaces
+	// are made directly, no probe needed.
+	userns.Known(userns.Direct)
+	if userns.HasAmbient() {
+		// In a user namespace of its own, the program keeps its
+		// capabilities there (to mount and make namespaces for its
+		// sessions) but passes none on: commands executed without a
+		// helper start with no capabilities at all.
+		if err := userns.ClearAmbientAllThreads(); err != nil {
+			return err
+		}
+	}
+	startReaper()
+	return nil
 }
 
 // InOwnNamespace reports whether [EnterNamespace] put this program in a
 // namespace of its own.
 func InOwnNamespace() bool { return insideOwn }
 
-func runInNamespace(self string) int {
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "unified-exec: namespace: %v\n", err)
-		return 125
-	}
-	sr, sw, err := os.Pipe()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "unified-exec: namespace: %v\n", err)
-		return 125
-	}
-	cmd := exec.Command("/proc/self/exe")
-	cmd.Args = []string{helperArg0}
-	cmd.Env = append(os.Environ(), nsEnv+"=1")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{pr, sw}
-	kind, _ := userns.Probe()
-	cmd.SysProcAttr = userns.Attr(kind, 0)
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+// runInNamespace starts this program again as PID 1 of new PID and mount
+// namespaces — directly where this process may, else through a user
+// namespace of its own — and relays: signals go to it, its exit status
+// comes back. ok is false when no namespace could be made (nothing was
+// started).
+func runInNamespace() (code int, ok bool) {
+	startGracePeriod()
 	saved, _ := unix.IoctlGetTermios(0, unix.TCGETS) // nil unless stdin is a terminal
-	// Signals for the program go to the init, which passes them on.
+	// Signals for the program go to it; registered before it starts, so
+	// none is lost between.
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "unified-exec: namespace: %v\n", err)
-		return 125
+	defer signal.Stop(sigs)
+	// The start is the probe: the first way the kernel accepts.
+	var cmd *exec.Cmd
+	for _, kind := range []userns.Kind{userns.Direct, userns.User} {
+		if kind == userns.Direct && os.Geteuid() != 0 {
+			continue
+		}
+		c := exec.Command("/proc/self/exe")
+		c.Args = os.Args
+		c.Env = append(os.Environ(), nsEnv+"=1")
+		c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+		c.SysProcAttr = userns.Attr(kind, 0)
+		c.SysProcAttr.Pdeathsig = syscall.SIGKILL
+		if c.Start() == nil {
+			cmd = c
+			break
+		}
 	}
-	pr.Close()
-	sw.Close()
-	hdr := helperHeader{Argv: append([]string{self}, os.Args[1:]...), Isolate: true, Program: true}
-	err = writeHeader(pw, hdr)
-	pw.Close()
-	if err != nil {
-		cmd.Process.Kill()
+	if cmd == nil {
+		return 0, false
 	}
+	tracepoint.Mark("relay started program")
 	done := make(chan struct{})
+	forwarded := make(chan struct{})
 	go func() {
+		defer close(forwarded)
 		for {
 			select {
 			case s := <-sigs:
@@ -116,19 +139,16 @@ func runInNamespace(self string) int {
 			}
 		}
 	}()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	close(done)
+	<-forwarded
+	tracepoint.Mark("relay: program exited")
 	if saved != nil {
 		// The program puts the terminal in raw mode while a command has
 		// one of its own; killed or crashed, it could not put it back.
 		unix.IoctlSetTermios(0, unix.TCSETS, saved)
 	}
-	st, ok := readHelperStatus(sr)
-	sr.Close()
-	if !ok {
-		st = statusFrom(cmd.ProcessState, err)
-	}
-	return st.Code
+	return statusFrom(cmd.ProcessState, err).Code, true
 }
 
 // hideEnviron blanks /proc/self/environ (the kernel's view of the

@@ -77,6 +77,9 @@ type Process struct {
 	marker string
 	// limit is the session's pids cgroup, or nil without Spec.MaxProcs.
 	limit *procLimit
+	// spare is the thread prepared in limit that forks the command, when
+	// Spec.Forker had one.
+	spare *spare
 	// forkTid and forkHome: the thread that forked the command into a v1
 	// cgroup, and its own cgroup (written before the fork, read after).
 	forkTid, forkHome string
@@ -124,13 +127,34 @@ func (p *Process) start() error {
 	reexec := spec.Helper != nil && !thread
 	// A cgroup holds the session's process limit, and, without a PID
 	// namespace, lists every process of the session for an exact kill.
-	if spec.MaxProcs > 0 {
+	ok := false
+	defer func() {
+		if !ok {
+			p.spare.discardTaken()
+			if p.limit != nil {
+				p.limit.close()
+			}
+		}
+	}()
+	available, _ := ProcessLimitAvailable()
+	if spec.MaxProcs > 0 || (available && !isolate) {
+		// A thread prepared in a cgroup of its own, when there is one.
+		if p.spare = spec.Forker.take(); p.spare != nil {
+			p.limit = p.spare.limit
+			if err := p.limit.setMax(spec.MaxProcs); err != nil {
+				return err
+			}
+		}
+	}
+	switch {
+	case p.limit != nil:
+	case spec.MaxProcs > 0:
 		l, err := newProcLimit(spec.MaxProcs, p.marker)
 		if err != nil {
-			return fmt.Errorf("%w", err)
+			return err
 		}
 		p.limit = l
-	} else if ok, _ := ProcessLimitAvailable(); ok && !isolate {
+	case available && !isolate:
 		if l, err := newProcLimit(0, p.marker); err == nil {
 			p.limit = l
 		}
@@ -138,12 +162,6 @@ func (p *Process) start() error {
 	if !isolate && p.limit == nil {
 		becomeSubreaper()
 	}
-	ok := false
-	defer func() {
-		if !ok && p.limit != nil {
-			p.limit.close()
-		}
-	}()
 
 	argv := spec.Argv
 	var cmd *exec.Cmd
@@ -376,6 +394,7 @@ func (p *Process) drained() bool {
 // closes everything. Owner: the Process; it ends after the drain.
 func (p *Process) wait() {
 	err := p.cmd.Wait()
+	reaped(p.cmd.Process.Pid)
 	st := statusFrom(p.cmd.ProcessState, err)
 	if p.status != nil {
 		if hs, ok := readHelperStatus(p.status); ok {

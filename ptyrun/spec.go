@@ -29,6 +29,9 @@ type Spec struct {
 	// Start fails where the limit cannot be set (see
 	// [ProcessLimitAvailable]).
 	MaxProcs int
+	// Forker, when set, may fork the command from a thread it prepared
+	// ahead of need in the session's cgroup (see [Forker]).
+	Forker *Forker
 	// Helper, when set, starts the command through a re-executed helper
 	// that applies restrictions first (see [Helper]).
 	Helper *Helper

@@ -130,6 +130,8 @@ type dirCache struct {
 	// w reports changes; paths names each watch's directory.
 	w     dirWatcher
 	paths map[int]string
+	// noWatch: listings are checked by time only (see WatchDirectories).
+	noWatch bool
 }
 
 type cachedDir struct {
@@ -148,6 +150,17 @@ const (
 
 var dirs dirCache
 
+// WatchDirectories says whether the repository search may ask the kernel
+// to report changes to the directories it read (inotify; on by default).
+// A program that runs one command and exits turns it off: the listings
+// are then checked by time, and the exit does not wait for the kernel
+// to tear the watches down (milliseconds, a grace period).
+func WatchDirectories(on bool) {
+	dirs.mu.Lock()
+	dirs.noWatch = !on
+	dirs.mu.Unlock()
+}
+
 // watched returns the listing of a watched directory, valid until an
 // event says otherwise (see drain).
 func (c *dirCache) watched(dir string) (dirListing, bool) {
@@ -164,7 +177,7 @@ func (c *dirCache) watched(dir string) (dirListing, bool) {
 func (c *dirCache) watch(dir string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.paths) >= dirCacheMax {
+	if c.noWatch || len(c.paths) >= dirCacheMax {
 		return -1
 	}
 	wd := c.w.add(dir)

@@ -78,6 +78,15 @@ type Config struct {
 	// in its own namespace (ptyrun.EnterNamespace) and sessions could be
 	// forked directly, sandboxed on the forking thread.
 	HelperPerSession bool
+	// OneCommand says the manager runs one command (a wrapper): a
+	// forking thread is prepared for it from the start, none after.
+	// Otherwise one is always kept ready for the next session (see
+	// [ptyrun.Forker]).
+	OneCommand bool
+	// Forker, when set, is the one the manager uses (and closes) rather
+	// than making its own: made at the very start of a program, its first
+	// thread is ready sooner.
+	Forker *Forker
 	// NoIsolation disables the PID namespace per session even where it is
 	// available (the kill then relies on process groups and markers).
 	NoIsolation bool
@@ -101,6 +110,8 @@ type Manager struct {
 	cfg Config
 	// strategy is how every session starts here, decided once in New.
 	strategy Strategy
+	// forker prepares the threads sessions fork from (StrategyThread).
+	forker *ptyrun.Forker
 
 	// termMu guards terms and termsPaused: the terminal mirrors of
 	// streamed commands, for PauseTerminals.
@@ -142,6 +153,14 @@ func New(cfg Config) *Manager {
 		cfg.ExitedTTL = DefaultExitedTTL
 	}
 	m := &Manager{cfg: cfg, sessions: map[int]*session{}, nextID: firstID, strategy: chooseStrategy(cfg), terms: map[*terminalMirror]bool{}}
+	switch {
+	case m.strategy != StrategyThread:
+		cfg.Forker.Close()
+	case cfg.Forker != nil:
+		m.forker = cfg.Forker
+	default:
+		m.forker = ptyrun.NewForker(!cfg.OneCommand)
+	}
 	return m
 }
 
@@ -194,6 +213,18 @@ func chooseStrategy(cfg Config) Strategy {
 	}
 	return StrategyHelper
 }
+
+// A Forker prepares the threads sessions fork from ahead of need (see
+// [ptyrun.Forker]).
+type Forker = ptyrun.Forker
+
+// NewForker starts preparing a forking thread now, for a manager to be
+// made with it (Config.Forker); oneCommand as in Config.OneCommand.
+func NewForker(oneCommand bool) *Forker { return ptyrun.NewForker(!oneCommand) }
+
+// PreparedCgroup is the cgroup of the forking thread prepared for the
+// next session, "" for none (see [ptyrun.Forker]).
+func (m *Manager) PreparedCgroup() string { return m.forker.Prepared() }
 
 // ProcessLimitAvailable reports whether sessions can get a process limit
 // (a pids cgroup) here, and if not, why.
@@ -410,6 +441,7 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 		Output:   s,
 		Helper:   helper,
 		MaxProcs: m.cfg.MaxProcesses,
+		Forker:   m.forker,
 	}
 	m.mu.Lock()
 	if m.closed {
@@ -913,6 +945,7 @@ func (m *Manager) Close() {
 	m.cancelSnapshots()
 	m.bg.Wait()
 	m.removeSnapshots()
+	m.forker.Close()
 }
 
 // watchExit reports a session's exit when no call reported it: it waits

@@ -83,6 +83,7 @@ func (m *Manager) Stream(ctx context.Context, req StreamRequest) (StreamResult, 
 		Env:      m.cfg.Env,
 		Helper:   m.helperFor(req.Sandbox),
 		MaxProcs: m.cfg.MaxProcesses,
+		Forker:   m.forker,
 	}
 	if spec.Env == nil {
 		spec.Env = os.Environ()

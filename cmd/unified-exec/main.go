@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/unified-exec/unified-exec/internal/tracepoint"
 	"os"
 	"strings"
 
@@ -30,8 +31,11 @@ const (
 )
 
 func main() {
+	tracepoint.Mark("main")
 	ptyrun.MaybeRunHelper(helperApply)
-	os.Exit(run(os.Args[1:]))
+	code := run(os.Args[1:])
+	tracepoint.Mark("exit")
+	os.Exit(code)
 }
 
 func run(args []string) int {

@@ -59,5 +59,5 @@ func newOrchestratorWith(f mainFlags, server bool, onExit func(id, code int, las
 	if err != nil {
 		return nil, err
 	}
-	return orchestrator.New(orchestrator.Config{Policy: pol, Workspace: f.workspace, Prompter: prompter, OnBackgroundExit: onExit, HelperPerSession: helper, NetworkResolver: resolver, OnSnapshot: snapshotLog(server)})
+	return orchestrator.New(orchestrator.Config{Policy: pol, Workspace: f.workspace, Prompter: prompter, OnBackgroundExit: onExit, HelperPerSession: helper, OneCommand: !server, Forker: f.forker, NetworkResolver: resolver, OnSnapshot: snapshotLog(server)})
 }

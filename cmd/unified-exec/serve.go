@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/unified-exec/unified-exec/mcpserver"
+	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
 // mainFlags are the flags of the wrapper and the server.
@@ -20,6 +21,8 @@ type mainFlags struct {
 	workspace string
 	sandbox   string
 	network   bool
+	// forker is made by cmdMain for the orchestrator (not a flag).
+	forker *unifiedexec.Forker
 }
 
 func parseMain(args []string) (mainFlags, []string, error) {
@@ -63,6 +66,13 @@ func cmdMain(args []string) int {
 	// (UNIFIED_EXEC_SPAWN=helper starts every command through the
 	// namespace-per-session helper instead: see newOrchestratorWith.)
 	ptyrun.EnterNamespace()
+	dashdash := len(args) > 0 && (len(rest) > 0 || args[len(args)-1] == "--")
+	wrap := len(rest) > 0 || dashdash
+	// The first thread commands fork from is prepared from here on, beside
+	// the rest of the start-up (see ptyrun.Forker); the manager takes it
+	// over, and this Close is only for the ways out before it.
+	f.forker = unifiedexec.NewForker(wrap)
+	defer f.forker.Close()
 	// Output is read in larger pieces when the server does not preempt
 	// the commands that write it (see ptyrun.BatchScheduling); commands
 	// themselves still start under the normal policy.
@@ -70,8 +80,7 @@ func cmdMain(args []string) int {
 		ptyrun.BatchScheduling(false)
 		fmt.Fprintf(os.Stderr, "unified-exec: %v; output is read under the normal policy\n", err)
 	}
-	dashdash := len(args) > 0 && (len(rest) > 0 || args[len(args)-1] == "--")
-	if len(rest) > 0 || dashdash {
+	if wrap {
 		return cmdWrap(f, rest)
 	}
 	return cmdServe(f)

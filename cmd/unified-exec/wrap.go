@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"github.com/unified-exec/unified-exec/internal/tracepoint"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/unified-exec/unified-exec/orchestrator"
+	"github.com/unified-exec/unified-exec/sandbox"
 )
 
 // cmdWrap runs one command through the orchestrator and exits with its
@@ -17,18 +19,22 @@ func cmdWrap(f mainFlags, argv []string) int {
 		errorf("no command after --: give the command to run, e.g. unified-exec -- make test")
 		return exitInternal
 	}
+	// One command: the repository search needs no change reports.
+	sandbox.WatchDirectories(false)
 	o, err := newOrchestrator(f, false)
 	if err != nil {
 		errorf("%v", err)
 		return exitInternal
 	}
 	defer o.Close()
+	tracepoint.Mark("orchestrator ready")
 	// The command runs in a session of its own, out of reach of the
 	// terminal's Ctrl-C: the orchestrator passes what we receive on to it.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	code, err := o.Run(context.Background(), orchestrator.RunRequest{Argv: argv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Sandbox: f.sandbox, Network: f.network, Signals: sigs})
+	tracepoint.Mark("run returned")
 	var refused *orchestrator.RefusedError
 	switch {
 	case errors.As(err, &refused):

@@ -45,21 +45,19 @@ func Children(pid int) []Child {
 	return kids
 }
 
-// ServingPid is the process that serves: unified-exec re-runs itself
-// under an init (unified-exec-helper) in a PID namespace of its own, and
-// the process that was started only relays. Where namespaces are
-// unavailable the relay serves itself, and ServingPid returns it.
+// ServingPid is the process that serves: unified-exec starts itself again
+// as PID 1 of a namespace of its own, and the process that was started
+// only relays. Where namespaces are unavailable the relay serves itself,
+// and ServingPid returns it.
 func ServingPid(relay int) int {
-	init := Children(relay)
-	if len(init) != 1 {
+	kids := Children(relay)
+	if len(kids) != 1 {
 		return relay
 	}
-	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", init[0].Pid))
-	if !strings.HasPrefix(string(cmdline), "unified-exec-helper\x00") {
+	self, err1 := os.Readlink(fmt.Sprintf("/proc/%d/exe", relay))
+	child, err2 := os.Readlink(fmt.Sprintf("/proc/%d/exe", kids[0].Pid))
+	if err1 != nil || err2 != nil || self != child {
 		return relay
 	}
-	if served := Children(init[0].Pid); len(served) == 1 {
-		return served[0].Pid
-	}
-	return relay
+	return kids[0].Pid
 }

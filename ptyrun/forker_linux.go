@@ -1,0 +1,259 @@
+package ptyrun
+
+import (
+	"github.com/unified-exec/unified-exec/internal/tracepoint"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// A Forker forks sessions' commands from OS threads it prepared ahead of
+// need, each already in a new pids cgroup of its own (cgroup v1): moving
+// a thread into a cgroup waits for an RCU grace period (5 ms and more
+// here after a quiet moment, see the note in fork), and a thread
+// prepared beforehand keeps that wait out of the path of the request.
+// Each prepared thread forks one command and then retires (it may be
+// sandboxed), which also takes it out of the cgroup.
+//
+// It does something only in a program inside a namespace of its own (see
+// [EnterNamespace]), where no parent-death signal ties a child to the
+// thread that forked it, and with a v1 pids hierarchy: on cgroup v2 the
+// command is cloned straight into its cgroup (CLONE_INTO_CGROUP), and
+// without a process limit there is no cgroup to join. A nil Forker, or
+// one that does nothing, leaves [Start] as it is.
+//
+// Owner: whoever made it (the session manager); Close ends it.
+type Forker struct {
+	ahead bool
+
+	// mu guards the fields below.
+	mu     sync.Mutex
+	next   *spare // prepared, or being prepared; nil: none
+	closed bool
+}
+
+// NewForker starts preparing a thread now. With ahead, another is
+// prepared after each fork, for the next session (a server); without,
+// only this first one (a program that runs one command): a later
+// command joins its cgroup on the way, as without a Forker.
+func NewForker(ahead bool) *Forker {
+	f := &Forker{ahead: ahead}
+	if !insideOwn {
+		return f
+	}
+	if ok, _ := ProcessLimitAvailable(); !ok || pidsRoot.v2 {
+		return f
+	}
+	f.next = prepareSpare()
+	return f
+}
+
+// Close ends a prepared thread that was not used and removes its cgroup.
+func (f *Forker) Close() {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	f.closed = true
+	s := f.next
+	f.next = nil
+	f.mu.Unlock()
+	if s != nil {
+		s.discard()
+	}
+}
+
+// Prepared waits for the thread prepared for the next command and returns
+// the cgroup it is in; "" when there is none (this Forker does nothing
+// here, it keeps none ahead, or the preparation failed).
+func (f *Forker) Prepared() string {
+	if f == nil {
+		return ""
+	}
+	f.mu.Lock()
+	s := f.next
+	f.mu.Unlock()
+	if s == nil {
+		return ""
+	}
+	<-s.ready
+	if s.err != nil {
+		return ""
+	}
+	return s.limit.dir
+}
+
+// take hands out the prepared thread, waiting for its preparation to
+// end; nil when there is none (or it failed: the caller goes the usual
+// way).
+func (f *Forker) take() *spare {
+	if f == nil {
+		return nil
+	}
+	f.mu.Lock()
+	s := f.next
+	f.next = nil
+	f.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	<-s.ready
+	if s.err != nil {
+		<-s.gone
+		return nil
+	}
+	return s
+}
+
+// refill prepares the next thread, when the Forker keeps one ahead.
+func (f *Forker) refill() {
+	if f == nil || !f.ahead {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed || f.next != nil {
+		return
+	}
+	f.next = prepareSpare()
+}
+
+// A spare is one prepared thread: a goroutine locked to it, in the
+// cgroup limit, waiting for one fork. Owner: its Forker until taken,
+// then the Process it forks for (the cgroup becomes the session's).
+type spare struct {
+	ready chan struct{} // closed when prepared; err says how it went
+	err   error
+	limit *procLimit
+	job   chan forkJob  // the one fork; closed: retire unused
+	gone  chan struct{} // closed when the goroutine has ended
+}
+
+type forkJob struct {
+	cmd     *exec.Cmd
+	prepare func() error
+	errc    chan<- error
+}
+
+func prepareSpare() *spare {
+	s := &spare{ready: make(chan struct{}), job: make(chan forkJob, 1), gone: make(chan struct{})}
+	go s.run()
+	return s
+}
+
+// run is the spare's goroutine. Its thread is never given back once in
+// the cgroup: it ends locked, and the runtime retires it.
+func (s *spare) run() {
+	defer close(s.gone)
+	runtime.LockOSThread()
+	if unix.Gettid() == os.Getpid() {
+		// The main thread cannot be retired: hold it while another
+		// goroutine, which then cannot get it, does the work.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			runtime.LockOSThread()
+			s.work()
+		}()
+		<-done
+		runtime.UnlockOSThread()
+		return
+	}
+	s.work()
+}
+
+// work prepares the calling locked thread and forks the one job on it.
+func (s *spare) work() {
+	l, err := newProcLimit(0, newMarker())
+	if err == nil {
+		if err = os.WriteFile(filepath.Join(l.dir, "tasks"), []byte(strconv.Itoa(unix.Gettid())), 0); err != nil {
+			l.close()
+		} else {
+			s.limit = l
+		}
+	}
+	s.err = err
+	tracepoint.Mark("forking thread in its cgroup")
+	close(s.ready)
+	if err != nil {
+		// Never moved: the thread may serve again.
+		runtime.UnlockOSThread()
+		return
+	}
+	j, ok := <-s.job
+	if !ok {
+		return // retired unused
+	}
+	// The scheduling policy the command inherits (see forkPolicy); the
+	// thread retires after the fork, so nothing is restored.
+	if _, err := forkPolicy(); err != nil {
+		j.errc <- err
+		return
+	}
+	if j.prepare != nil {
+		if err := j.prepare(); err != nil {
+			j.errc <- err
+			return
+		}
+	}
+	tracepoint.Mark("sandboxed the forking thread")
+	j.errc <- startChild(j.cmd)
+}
+
+// fork starts cmd on the prepared thread, after prepare there.
+func (s *spare) fork(cmd *exec.Cmd, prepare func() error) error {
+	errc := make(chan error, 1)
+	s.job <- forkJob{cmd: cmd, prepare: prepare, errc: errc}
+	return <-errc
+}
+
+// discard retires a spare that was never taken and removes its cgroup.
+func (s *spare) discard() {
+	<-s.ready
+	close(s.job)
+	<-s.gone
+	if s.limit != nil {
+		s.limit.close()
+	}
+}
+
+// discardTaken retires a spare that was taken but never forked from (the
+// start failed before); its cgroup, the session's, is the caller's to
+// remove. A nil spare does nothing.
+func (s *spare) discardTaken() {
+	if s == nil {
+		return
+	}
+	close(s.job)
+	<-s.gone
+}
+
+// startGracePeriod makes the kernel start, now, the RCU grace period that
+// the program's first move of a thread into a cgroup would otherwise
+// start and wait for (see Forker): a thread of this process is "moved"
+// into the cgroup it is already in, which changes nothing but takes the
+// same lock. Moves that come within a grace period or so of another one
+// do not wait, and one that comes while this one waits waits only for
+// the rest of it. It runs beside the start of the program, in the relay
+// (which outlives it); only where sessions get v1 cgroups (root).
+func startGracePeriod() {
+	if os.Geteuid() != 0 {
+		return
+	}
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		findPidsRoot()
+		if pidsRoot.err != nil || pidsRoot.v2 {
+			return
+		}
+		if home, err := threadCgroup(); err == nil {
+			os.WriteFile(filepath.Join(home, "tasks"), []byte(strconv.Itoa(unix.Gettid())), 0)
+		}
+	}()
+}

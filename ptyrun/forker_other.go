@@ -1,0 +1,18 @@
+//go:build !linux
+
+package ptyrun
+
+// A Forker prepares forking threads in cgroups ahead of need; that needs
+// Linux cgroups, so here it does nothing.
+type Forker struct{}
+
+// NewForker returns a Forker that does nothing here.
+func NewForker(ahead bool) *Forker { return &Forker{} }
+
+// Close does nothing here.
+func (f *Forker) Close() {}
+
+// Prepared is "" here.
+func (f *Forker) Prepared() string { return "" }
+
+func (f *Forker) refill() {}

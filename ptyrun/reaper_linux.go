@@ -1,0 +1,99 @@
+package ptyrun
+
+import (
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+)
+
+// As PID 1 of its namespace (EnterNamespace) the program is the parent of
+// every process there whose own parent died: it must reap them, or their
+// zombies would fill the process table. It must never reap a child of
+// its own, though, whose owner waits for it (os/exec): children tracks
+// those. A fork holds spawning for reading until its child is recorded,
+// and the reaper holds it for writing while it looks, so it never sees a
+// child of ours that is not yet recorded.
+var children struct {
+	spawning sync.RWMutex
+	// mu guards owned.
+	mu    sync.Mutex
+	owned map[int]bool
+}
+
+// startChild starts cmd, recording its process as one whose owner reaps
+// it.
+func startChild(cmd *exec.Cmd) error {
+	if !insideOwn {
+		return cmd.Start()
+	}
+	children.spawning.RLock()
+	defer children.spawning.RUnlock()
+	err := cmd.Start()
+	if err == nil {
+		children.mu.Lock()
+		if children.owned == nil {
+			children.owned = map[int]bool{}
+		}
+		children.owned[cmd.Process.Pid] = true
+		children.mu.Unlock()
+	}
+	return err
+}
+
+// reaped says that the owner of a child recorded by startChild has reaped
+// it (its Wait returned): the number may now be another's.
+func reaped(pid int) {
+	if !insideOwn {
+		return
+	}
+	children.mu.Lock()
+	delete(children.owned, pid)
+	children.mu.Unlock()
+	// A new orphan may have died under this number meanwhile.
+	reapUnowned()
+}
+
+// startReaper reaps the namespace's orphans on every SIGCHLD. It runs
+// for the life of the process, which is the namespace's.
+func startReaper() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGCHLD)
+	go func() {
+		for range sigs {
+			reapUnowned()
+		}
+	}()
+}
+
+// reapUnowned reaps every zombie child that no owner waits for.
+func reapUnowned() {
+	children.spawning.Lock()
+	defer children.spawning.Unlock()
+	d, err := os.Open("/proc")
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	self := os.Getpid()
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid == self {
+			continue
+		}
+		state, ppid, _, _ := procStat(pid)
+		if state != "Z" || ppid != self {
+			continue
+		}
+		children.mu.Lock()
+		mine := children.owned[pid]
+		children.mu.Unlock()
+		if !mine {
+			var ws syscall.WaitStatus
+			syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		}
+	}
+}

@@ -1,0 +1,54 @@
+//go:build linux
+
+package ptyrun
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestReaperSparesOwned: the reaper of a namespace's init reaps a zombie
+// child nobody waits for, and never one started through startChild,
+// whose owner then still gets its exit status.
+func TestReaperSparesOwned(t *testing.T) {
+	insideOwn = true
+	defer func() { insideOwn = false }()
+
+	owned := exec.Command("/bin/sh", "-c", "exit 7")
+	if err := startChild(owned); err != nil {
+		t.Fatal(err)
+	}
+	orphan, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitZombie(t, owned.Process.Pid)
+	waitZombie(t, orphan)
+
+	reapUnowned()
+
+	if _, err := os.Stat("/proc/" + strconv.Itoa(orphan)); !os.IsNotExist(err) {
+		t.Fatalf("the unowned zombie %d was not reaped", orphan)
+	}
+	err = owned.Wait()
+	reaped(owned.Process.Pid)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
+		t.Fatalf("the owner of a child got %v, want exit status 7", err)
+	}
+}
+
+func waitZombie(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if state, _, _, _ := procStat(pid); state == "Z" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d never became a zombie", pid)
+		}
+	}
+}

@@ -20,27 +20,38 @@ func medianMS(d []time.Duration) float64 {
 }
 
 // BenchmarkWrapStartup: `unified-exec -- true` (the default policy:
-// sandboxed, in the program namespace) against bare `bash -c true`,
-// interleaved, medians; wrap/bare is the start-up tax of the wrapper.
+// sandboxed, in the program namespace) against bubblewrap running `true`
+// in a PID namespace of its own (`bwrap --ro-bind / / --unshare-pid
+// --proc /proc true`, where bwrap is installed) and bare `bash -c true`,
+// interleaved, medians: wrap/bwrap and wrap/bare are the wrapper's
+// start-up tax.
 func BenchmarkWrapStartup(b *testing.B) {
 	ws := b.TempDir()
-	var wrap, bare []time.Duration
-	for i := 0; i < b.N; i++ {
+	bwrap, _ := exec.LookPath("bwrap")
+	timed := func(name string, args ...string) time.Duration {
 		t0 := time.Now()
-		if out, err := exec.Command(binary, "--workspace", ws, "--", "true").CombinedOutput(); err != nil {
-			b.Fatalf("%v %s", err, out)
+		if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v %s", name, err, out)
 		}
-		wrap = append(wrap, time.Since(t0))
-		t0 = time.Now()
-		if err := exec.Command("bash", "-c", "true").Run(); err != nil {
-			b.Fatal(err)
+		return time.Since(t0)
+	}
+	var wrap, bw, bare []time.Duration
+	for i := 0; i < b.N; i++ {
+		wrap = append(wrap, timed(binary, "--workspace", ws, "--", "true"))
+		if bwrap != "" {
+			bw = append(bw, timed(bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "true"))
 		}
-		bare = append(bare, time.Since(t0))
+		bare = append(bare, timed("bash", "-c", "true"))
 	}
 	w, r := medianMS(wrap), medianMS(bare)
 	b.ReportMetric(w, "wrap-ms")
 	b.ReportMetric(r, "bare-ms")
 	b.ReportMetric(w/r, "wrap/bare")
+	if bwrap != "" {
+		m := medianMS(bw)
+		b.ReportMetric(m, "bwrap-ms")
+		b.ReportMetric(w/m, "wrap/bwrap")
+	}
 }
 
 // BenchmarkWrapThroughput: 64 MiB through the wrapper's stdin to its

@@ -216,7 +216,6 @@ func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {
 	if s := p.spare; s != nil {
 		err := s.fork(cmd, prepare)
 		p.spare = nil // used: its thread retires, and the cgroup is the session's
-		p.spec.Forker.refill()
 		return err
 	}
 	l := p.limit
@@ -338,6 +337,17 @@ func (l *procLimit) hitMax() int {
 	return 0
 }
 
+// kill sends SIGKILL to whatever is in the cgroup.
+func (l *procLimit) kill() {
+	if l.v2 {
+		os.WriteFile(filepath.Join(l.dir, "cgroup.kill"), []byte("1"), 0)
+		return
+	}
+	for _, pid := range cgroupPids(l.dir) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
 // close kills whatever is still in the cgroup, waits for it to empty and
 // removes it. It returns an error when the cgroup could not be removed.
 func (l *procLimit) close() error {
@@ -349,13 +359,7 @@ func (l *procLimit) close() error {
 		if err = syscall.Rmdir(l.dir); err == nil || err == syscall.ENOENT {
 			return nil
 		}
-		if l.v2 {
-			os.WriteFile(filepath.Join(l.dir, "cgroup.kill"), []byte("1"), 0)
-		} else {
-			for _, pid := range cgroupPids(l.dir) {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
+		l.kill()
 		time.Sleep(5 * time.Millisecond)
 	}
 	return fmt.Errorf("process limit: removing %s: %w", l.dir, err)

@@ -30,6 +30,7 @@ func (f *Forker) take() *spare  { return nil }
 func (s *spare) discardTaken()  {}
 func (*procLimit) hitMax() int  { return 0 }
 func (*procLimit) close() error { return nil }
+func (*procLimit) kill()        {}
 
 // fork starts cmd; thread sandboxes are Linux-only.
 func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {

@@ -29,41 +29,45 @@ import (
 //
 // Owner: whoever made it (the session manager); Close ends it.
 type Forker struct {
-	ahead bool
+	ahead bool // Refill prepares (only where the Forker acts at all)
 
 	// mu guards the fields below.
 	mu     sync.Mutex
-	next   *spare // prepared, or being prepared; nil: none
+	queue  []*spare // prepared, or being prepared, in that order
 	closed bool
 }
 
 // NewForker starts preparing a thread now. With ahead, another is
-// prepared after each fork, for the next session (a server); without,
-// only this first one (a program that runs one command): a later
-// command joins its cgroup on the way, as without a Forker.
+// prepared at each Refill once this one is used, for the next session (a
+// server); without, only this first one (a program that runs one
+// command): a later command joins its cgroup on the way, as without a
+// Forker.
 func NewForker(ahead bool) *Forker {
-	f := &Forker{ahead: ahead}
+	f := &Forker{}
 	if !insideOwn {
 		return f
 	}
 	if ok, _ := ProcessLimitAvailable(); !ok || pidsRoot.v2 {
 		return f
 	}
-	f.next = prepareSpare()
+	f.ahead = ahead
+	f.queue = []*spare{prepareSpare(nil)}
+	f.Refill()
 	return f
 }
 
-// Close ends a prepared thread that was not used and removes its cgroup.
+// Close ends the prepared threads that were not used and removes their
+// cgroups.
 func (f *Forker) Close() {
 	if f == nil {
 		return
 	}
 	f.mu.Lock()
 	f.closed = true
-	s := f.next
-	f.next = nil
+	queue := f.queue
+	f.queue = nil
 	f.mu.Unlock()
-	if s != nil {
+	for _, s := range queue {
 		s.discard()
 	}
 }
@@ -76,7 +80,10 @@ func (f *Forker) Prepared() string {
 		return ""
 	}
 	f.mu.Lock()
-	s := f.next
+	var s *spare
+	if len(f.queue) > 0 {
+		s = f.queue[0]
+	}
 	f.mu.Unlock()
 	if s == nil {
 		return ""
@@ -88,16 +95,19 @@ func (f *Forker) Prepared() string {
 	return s.limit.dir
 }
 
-// take hands out the prepared thread, waiting for its preparation to
-// end; nil when there is none (or it failed: the caller goes the usual
-// way).
+// take hands out the first prepared thread, waiting for its preparation
+// to end; nil when there is none (or it failed: the caller goes the
+// usual way).
 func (f *Forker) take() *spare {
 	if f == nil {
 		return nil
 	}
 	f.mu.Lock()
-	s := f.next
-	f.next = nil
+	var s *spare
+	if len(f.queue) > 0 {
+		s = f.queue[0]
+		f.queue = f.queue[1:]
+	}
 	f.mu.Unlock()
 	if s == nil {
 		return nil
@@ -110,17 +120,36 @@ func (f *Forker) take() *spare {
 	return s
 }
 
-// refill prepares the next thread, when the Forker keeps one ahead.
-func (f *Forker) refill() {
+// Refill prepares threads up to forkAhead, when the Forker keeps them
+// ahead. Call it when a request is answered (the agent then thinks): on
+// cgroup v1 the kernel holds its cgroup lock while a move waits for its
+// grace period, so preparations run one after the other, and while one
+// waits a session's cgroup cannot be made or removed — which is why
+// sessions take prepared threads and remove their cgroups after the
+// answer (see Spec.Pending).
+func (f *Forker) Refill() {
 	if f == nil || !f.ahead {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed || f.next != nil {
-		return
+	for !f.closed && len(f.queue) < forkAhead {
+		f.queue = append(f.queue, f.prepareLocked())
 	}
-	f.next = prepareSpare()
+}
+
+// forkAhead is how many threads a server keeps prepared: two, so that a
+// call that comes right after another (whose answer started the next
+// preparation) finds one ready.
+const forkAhead = 2
+
+// prepareLocked starts preparing a thread after the last one queued.
+func (f *Forker) prepareLocked() *spare {
+	var after <-chan struct{}
+	if n := len(f.queue); n > 0 {
+		after = f.queue[n-1].ready
+	}
+	return prepareSpare(after)
 }
 
 // A spare is one prepared thread: a goroutine locked to it, in the
@@ -140,9 +169,16 @@ type forkJob struct {
 	errc    chan<- error
 }
 
-func prepareSpare() *spare {
+// prepareSpare starts preparing a thread once after is closed (nil: at
+// once).
+func prepareSpare(after <-chan struct{}) *spare {
 	s := &spare{ready: make(chan struct{}), job: make(chan forkJob, 1), gone: make(chan struct{})}
-	go s.run()
+	go func() {
+		if after != nil {
+			<-after
+		}
+		s.run()
+	}()
 	return s
 }
 

@@ -15,4 +15,5 @@ func (f *Forker) Close() {}
 // Prepared is "" here.
 func (f *Forker) Prepared() string { return "" }
 
-func (f *Forker) refill() {}
+// Refill does nothing here.
+func (f *Forker) Refill() {}

@@ -54,9 +54,16 @@ func Start(spec Spec) (*Process, error) {
 		spec:    spec,
 		exited:  make(chan struct{}),
 		done:    make(chan struct{}),
+		removed: make(chan struct{}),
 		pumpEnd: make(chan struct{}),
 	}
+	if spec.Pending != nil {
+		spec.Pending.Add(1)
+	}
 	if err := p.start(); err != nil {
+		if spec.Pending != nil {
+			spec.Pending.Done()
+		}
 		return nil, err
 	}
 	return p, nil
@@ -95,6 +102,7 @@ type Process struct {
 	exited  chan struct{} // closed when the leader has been reaped
 	pumpEnd chan struct{} // closed when the pump saw EOF/EIO
 	done    chan struct{} // closed when exited and drained
+	removed chan struct{} // closed after done, once the session's cgroup is removed
 
 	killOnce sync.Once
 	// parked is odd while the pump waits for output (see pump).
@@ -435,11 +443,20 @@ func (p *Process) wait() {
 		p.refused.Store(int64(p.limit.hitMax()))
 		p.limitGone.Store(true)
 		// Everything still in the session's cgroup ends with it.
-		if err := p.limit.close(); err != nil {
-			fmt.Fprintf(p.spec.Output, "\r\nunified-exec: %v\r\n", err) // Output is io.Discard with Stdio
-		}
+		p.limit.kill()
 	}
 	close(p.done)
+	// The cgroup is removed after the answer: its removal can wait for
+	// a grace period behind a preparation (see Forker.Refill).
+	if p.limit != nil {
+		if err := p.limit.close(); err != nil {
+			fmt.Fprintf(os.Stderr, "unified-exec: %v\n", err)
+		}
+	}
+	close(p.removed)
+	if p.spec.Pending != nil {
+		p.spec.Pending.Done()
+	}
 }
 
 // drainCap bounds the wait for end-of-output after the leader exited.
@@ -583,7 +600,7 @@ func (p *Process) Kill(grace time.Duration) ExitStatus {
 		}
 		p.killTree(syscall.SIGKILL)
 	})
-	<-p.done
+	<-p.removed
 	return p.ExitStatus()
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -29,6 +30,11 @@ type Spec struct {
 	// Start fails where the limit cannot be set (see
 	// [ProcessLimitAvailable]).
 	MaxProcs int
+	// Pending, when set, counts the session until everything it had is
+	// gone, its cgroup included, which is removed after Done is closed
+	// (Kill waits for it too): an owner of many sessions waits on it
+	// before it reports that nothing is left.
+	Pending *sync.WaitGroup
 	// Forker, when set, may fork the command from a thread it prepared
 	// ahead of need in the session's cgroup (see [Forker]).
 	Forker *Forker

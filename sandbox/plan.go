@@ -569,13 +569,10 @@ var serviceSockets = func(home string) []string {
 	x11, _ := filepath.Glob("/tmp/.X11-unix/X*")
 	// Terminal multiplexers and agents that keep their sockets in /tmp:
 	// a command that reached tmux's or screen's server would type into
-	// the user's own shells, outside the sandbox.
-	var tmp []string
-	for _, pattern := range []string{
-		"/tmp/tmux-" + uid, os.Getenv("TMUX_TMPDIR") + "/tmux-" + uid,
-		"/tmp/ssh-*/agent.*", "/tmp/ssh-*", "/tmp/emacs" + uid, "/tmp/vscode-*.sock", "/tmp/kitty-*",
-		"/tmp/zellij-" + uid, "/run/screen/S-*", "/var/run/screen/S-*", "/tmp/screens/S-*",
-	} {
+	// the user's own shells, outside the sandbox. /tmp is read once for
+	// all of its patterns (it is often large).
+	tmp := globIn("/tmp", "tmux-"+uid, "ssh-*", "ssh-*/agent.*", "emacs"+uid, "vscode-*.sock", "kitty-*", "zellij-"+uid, "screens/S-*")
+	for _, pattern := range []string{os.Getenv("TMUX_TMPDIR") + "/tmux-" + uid, "/run/screen/S-*", "/var/run/screen/S-*"} {
 		m, _ := filepath.Glob(pattern)
 		tmp = append(tmp, m...)
 	}
@@ -587,6 +584,41 @@ var serviceSockets = func(home string) []string {
 		"/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock",
 		"/run/podman/podman.sock", "/run/snapd.socket", "/run/snapd-snap.socket",
 	)
+}
+
+// globIn is filepath.Glob of each pattern under dir, with dir read once:
+// a pattern's first element is matched against that one listing, and the
+// rest (if any) globbed under each match.
+func globIn(dir string, patterns ...string) []string {
+	names, err := readDirNames(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, pattern := range patterns {
+		first, rest, nested := strings.Cut(pattern, "/")
+		for _, n := range names {
+			if ok, _ := filepath.Match(first, n); !ok {
+				continue
+			}
+			if !nested {
+				out = append(out, filepath.Join(dir, n))
+				continue
+			}
+			m, _ := filepath.Glob(filepath.Join(dir, n, rest))
+			out = append(out, m...)
+		}
+	}
+	return out
+}
+
+func readDirNames(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
 }
 
 // programStart is when this program started: a Unix socket in a shared

@@ -112,6 +112,9 @@ type Manager struct {
 	strategy Strategy
 	// forker prepares the threads sessions fork from (StrategyThread).
 	forker *ptyrun.Forker
+	// removals counts the processes whose cgroups are not removed yet
+	// (see ptyrun.Spec.Pending); Close waits for them.
+	removals sync.WaitGroup
 
 	// termMu guards terms and termsPaused: the terminal mirrors of
 	// streamed commands, for PauseTerminals.
@@ -377,6 +380,9 @@ var (
 // call's, and the command runs on. A ctx ended before the call starts no
 // command.
 func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) {
+	// The thread the next session forks from is prepared once this call
+	// is answered (see ptyrun.Forker.Refill).
+	defer m.forker.Refill()
 	started := time.Now()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -442,6 +448,7 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (*Response, error) 
 		Helper:   helper,
 		MaxProcs: m.cfg.MaxProcesses,
 		Forker:   m.forker,
+		Pending:  &m.removals,
 	}
 	m.mu.Lock()
 	if m.closed {
@@ -946,6 +953,7 @@ func (m *Manager) Close() {
 	m.bg.Wait()
 	m.removeSnapshots()
 	m.forker.Close()
+	m.removals.Wait()
 }
 
 // watchExit reports a session's exit when no call reported it: it waits

@@ -84,6 +84,7 @@ func (m *Manager) Stream(ctx context.Context, req StreamRequest) (StreamResult, 
 		Helper:   m.helperFor(req.Sandbox),
 		MaxProcs: m.cfg.MaxProcesses,
 		Forker:   m.forker,
+		Pending:  &m.removals,
 	}
 	if spec.Env == nil {
 		spec.Env = os.Environ()

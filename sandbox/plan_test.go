@@ -454,3 +454,34 @@ func TestAddReadOnlyFiles(t *testing.T) {
 		t.Fatalf("round trip: %v %v", err, back.ReadOnlyFiles)
 	}
 }
+
+// TestGlobIn: globIn finds what filepath.Glob finds for each pattern,
+// nested ones included, with the directory read once.
+func TestGlobIn(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"tmux-1000", "ssh-abc", "ssh-def", "screens/S-bob", "other"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"ssh-abc/agent.12", "vscode-1.sock", "kitty-x", "tmux-1000/default"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	patterns := []string{"tmux-1000", "ssh-*", "ssh-*/agent.*", "vscode-*.sock", "kitty-*", "zellij-1000", "screens/S-*"}
+	var want []string
+	for _, p := range patterns {
+		m, _ := filepath.Glob(filepath.Join(dir, p))
+		want = append(want, m...)
+	}
+	got := globIn(dir, patterns...)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) || len(want) != 7 {
+		t.Fatalf("globIn:\n%q\nfilepath.Glob:\n%q", got, want)
+	}
+	if globIn(filepath.Join(dir, "missing"), "x") != nil {
+		t.Fatal("a missing directory matched")
+	}
+}

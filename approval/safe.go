@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // plainSafe are read-only commands safe with any arguments.
@@ -66,7 +67,7 @@ func IsKnownSafe(argv []string) bool {
 		// Only `sed -n Np [FILE...]`: with another option after the
 		// script (-e, -f, -i), "Np" would become a file name and the
 		// real script could execute or write (e, w commands).
-		return len(args) >= 2 && args[0] == "-n" && sedPrint.MatchString(args[1]) &&
+		return len(args) >= 2 && args[0] == "-n" && sedPrint().MatchString(args[1]) &&
 			!anyArg(args[2:], func(a string) bool { return strings.HasPrefix(a, "-") })
 	case name == "sort":
 		return !anyArg(args, func(a string) bool {
@@ -76,7 +77,7 @@ func IsKnownSafe(argv []string) bool {
 	return false
 }
 
-var sedPrint = regexp.MustCompile(`^\d+(,\d+)?p$`)
+var sedPrint = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+(,\d+)?p$`) })
 
 func anyArg(args []string, f func(string) bool) bool {
 	return slices.ContainsFunc(args, f)

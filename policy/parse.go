@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -111,7 +112,7 @@ func (es Errors) Error() string {
 	return strings.Join(s, "\n")
 }
 
-var typeErrRe = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+var typeErrRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`) })
 
 // Parse decodes a policy strictly: unknown keys and wrong types are errors
 // naming file, line and key; values are validated (see [Policy.Validate]).
@@ -129,7 +130,7 @@ func Parse(data []byte, source string) (*Policy, error) {
 			}
 			return nil, &Error{File: source, Line: pe.Position.Line, Key: pe.LastKey, Msg: msg}
 		}
-		if m := typeErrRe.FindStringSubmatch(err.Error()); m != nil {
+		if m := typeErrRe().FindStringSubmatch(err.Error()); m != nil {
 			var line int
 			fmt.Sscan(m[1], &line)
 			return nil, &Error{File: source, Line: line, Key: m[2], Msg: "wrong type: " + typeMsg(m[3])}
@@ -205,9 +206,11 @@ type locEntry struct {
 }
 
 var (
-	headerRe = regexp.MustCompile(`^\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(#.*)?$`)
-	keyRe    = regexp.MustCompile(`^((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=\s*(.*)$`)
-	inlineRe = regexp.MustCompile(`[{,]\s*([A-Za-z0-9_-]+)\s*=`)
+	headerRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(#.*)?$`) })
+	keyRe    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=\s*(.*)$`)
+	})
+	inlineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[{,]\s*([A-Za-z0-9_-]+)\s*=`) })
 )
 
 func normKey(k string) string {
@@ -234,7 +237,7 @@ func newLocator(data []byte) *locator {
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
-		if m := headerRe.FindStringSubmatch(t); m != nil && !strings.Contains(t, "=") {
+		if m := headerRe().FindStringSubmatch(t); m != nil && !strings.Contains(t, "=") {
 			table, occ = normKey(m[1]), 0
 			if strings.HasPrefix(t, "[[") {
 				occ = arrays[table]
@@ -243,7 +246,7 @@ func newLocator(data []byte) *locator {
 			l.entries = append(l.entries, locEntry{path: table, occ: occ, line: i + 1})
 			continue
 		}
-		m := keyRe.FindStringSubmatch(t)
+		m := keyRe().FindStringSubmatch(t)
 		if m == nil {
 			continue
 		}
@@ -259,7 +262,7 @@ func newLocator(data []byte) *locator {
 			}
 		}
 		if strings.HasPrefix(rest, "{") {
-			for _, im := range inlineRe.FindAllStringSubmatch(rest, -1) {
+			for _, im := range inlineRe().FindAllStringSubmatch(rest, -1) {
 				l.entries = append(l.entries, locEntry{path: path + "." + im[1], occ: occ, line: i + 1})
 			}
 		}
@@ -368,11 +371,13 @@ func (p *Policy) validate(loc *locator) Errors {
 	return errs
 }
 
-var typesRe = regexp.MustCompile(`^incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
+var typesRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
+})
 
 // typeMsg turns the decoder's Go type names into TOML words.
 func typeMsg(msg string) string {
-	m := typesRe.FindStringSubmatch(msg)
+	m := typesRe().FindStringSubmatch(msg)
 	if m == nil {
 		return strings.TrimPrefix(msg, "incompatible types: ")
 	}

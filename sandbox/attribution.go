@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Evidence is what a finished sandboxed run leaves to judge whether the
@@ -169,15 +170,19 @@ const (
 )
 
 var (
-	writeRe = regexp.MustCompile(`(?i)read-only file system|cross-device link|cannot (?:touch|create|remove|move|make|overwrite|write|link|rename|change|set|chmod|chown|truncate|copy)|can't (?:create|write|remove|open .* for writing)|cannot open .* for writing|(?:failed|unable) to (?:create|remove|write|rename|link|set|change|preserve|unlink|lock|make|open .* for writing)|could not (?:create|write|lock|remove|rename|open lock file|open .* for writing)|open output file|\b(?:mkdir|rmdir|unlink|mkfifo|mknod)\b`)
-	readRe  = regexp.MustCompile(`(?i)cannot (?:open directory|read|access|stat)|could not open directory|cannot open .* for reading|failed to (?:read|stat|open directory)`)
+	writeRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)read-only file system|cross-device link|cannot (?:touch|create|remove|move|make|overwrite|write|link|rename|change|set|chmod|chown|truncate|copy)|can't (?:create|write|remove|open .* for writing)|cannot open .* for writing|(?:failed|unable) to (?:create|remove|write|rename|link|set|change|preserve|unlink|lock|make|open .* for writing)|could not (?:create|write|lock|remove|rename|open lock file|open .* for writing)|open output file|\b(?:mkdir|rmdir|unlink|mkfifo|mknod)\b`)
+	})
+	readRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)cannot (?:open directory|read|access|stat)|could not open directory|cannot open .* for reading|failed to (?:read|stat|open directory)`)
+	})
 )
 
 func accessOf(line string) access {
 	switch {
-	case writeRe.MatchString(line):
+	case writeRe().MatchString(line):
 		return accessWrite
-	case readRe.MatchString(line):
+	case readRe().MatchString(line):
 		return accessRead
 	}
 	return accessEither
@@ -185,13 +190,19 @@ func accessOf(line string) access {
 
 var (
 	// quotedRe finds quoted paths: '…', ‘…’, "…", “…”, `…'.
-	quotedRe = regexp.MustCompile("'([^']+)'|‘([^’]+)’|\"([^\"]+)\"|“([^”]+)”|`([^'`]+)'")
+	quotedRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("'([^']+)'|‘([^’]+)’|\"([^\"]+)\"|“([^”]+)”|`([^'`]+)'")
+	})
 	// errnoTextRe is a refusal message on its own.
-	errnoTextRe = regexp.MustCompile(`(?i)^(?:operation not permitted|permission denied|read-only file system|invalid cross-device link|bad system call)$`)
+	errnoTextRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^(?:operation not permitted|permission denied|read-only file system|invalid cross-device link|bad system call)$`)
+	})
 	// errnoNameRe is an errno's name (Node's "EACCES: permission denied").
-	errnoNameRe = regexp.MustCompile(`^E[A-Z]+$`)
+	errnoNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^E[A-Z]+$`) })
 	// unquotedRe finds bare words that look like paths.
-	unquotedRe = regexp.MustCompile(`(?:^|[\s(=])((?:~|\.{1,2})?/[^\s'"‘’“”,;()]+|\.{1,2}/?[^\s'"‘’“”,;()]*)`)
+	unquotedRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:^|[\s(=])((?:~|\.{1,2})?/[^\s'"‘’“”,;()]+|\.{1,2}/?[^\s'"‘’“”,;()]*)`)
+	})
 )
 
 // pathsIn lists the paths a refusal line names: quoted ones, bare words
@@ -203,7 +214,7 @@ func pathsIn(line string) []string {
 	// program that speaks, unless the message follows it directly.
 	program := ""
 	if f := strings.Fields(line); len(f) > 0 && strings.HasSuffix(f[0], ":") {
-		if loc := errnoRe.FindStringIndex(line); loc == nil || loc[0] > len(f[0])-1 {
+		if loc := errnoRe().FindStringIndex(line); loc == nil || loc[0] > len(f[0])-1 {
 			program = strings.TrimSuffix(f[0], ":")
 		}
 	}
@@ -214,31 +225,31 @@ func pathsIn(line string) []string {
 			return
 		case p == "" || p == "." || strings.Contains(p, "://") || slices.Contains(out, p):
 			return
-		case errnoTextRe.MatchString(p):
+		case errnoTextRe().MatchString(p):
 			return // Python's repr quotes the message itself
 		case !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") && strings.ContainsAny(p, " \t"):
 			return // a relative "path" with spaces is prose
 		}
 		out = append(out, p)
 	}
-	for _, m := range quotedRe.FindAllStringSubmatch(line, -1) {
+	for _, m := range quotedRe().FindAllStringSubmatch(line, -1) {
 		for _, g := range m[1:] {
 			if g != "" {
 				add(g)
 			}
 		}
 	}
-	for _, m := range unquotedRe.FindAllStringSubmatch(line, -1) {
+	for _, m := range unquotedRe().FindAllStringSubmatch(line, -1) {
 		add(m[1])
 	}
-	if loc := errnoRe.FindStringIndex(line); loc != nil {
+	if loc := errnoRe().FindStringIndex(line); loc != nil {
 		before := line[:loc[0]]
 		if i := strings.LastIndex(before, ": "); i >= 0 {
 			before = before[i+2:]
 		}
 		if f := strings.Fields(before); len(f) > 0 {
 			w := f[len(f)-1]
-			if !strings.ContainsAny(w, "[]()'\"‘’“”") && strings.Trim(w, "0123456789") != "" && !errnoNameRe.MatchString(w) {
+			if !strings.ContainsAny(w, "[]()'\"‘’“”") && strings.Trim(w, "0123456789") != "" && !errnoNameRe().MatchString(w) {
 				add(w)
 			}
 		}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // DetectDenial tells whether a failed command was likely stopped by the
@@ -72,11 +73,19 @@ func DetectDenial(sandboxed bool, exitCode int, output string) (denied bool, why
 }
 
 var (
-	errnoRe = regexp.MustCompile(`(?i)(?:^|: |\] | - |\()(?:operation not permitted|permission denied|read-only file system|device or resource busy|invalid cross-device link|bad system call)(?:$|[:,.;)'"’]| \(os error \d+\)| \(core dumped\))`)
-	reprRe  = regexp.MustCompile(`\(\d+, '(?:Operation not permitted|Permission denied|Read-only file system)'\)`)
-	namedRe = regexp.MustCompile(`(?i)\b(?:blocked|denied|refused|killed|prevented) by (?:the )?(?:seccomp|landlock)\b|\bseccomp-bpf failure\b`)
+	errnoRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:^|: |\] | - |\()(?:operation not permitted|permission denied|read-only file system|device or resource busy|invalid cross-device link|bad system call)(?:$|[:,.;)'"’]| \(os error \d+\)| \(core dumped\))`)
+	})
+	reprRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\(\d+, '(?:Operation not permitted|Permission denied|Read-only file system)'\)`)
+	})
+	namedRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:blocked|denied|refused|killed|prevented) by (?:the )?(?:seccomp|landlock)\b|\bseccomp-bpf failure\b`)
+	})
 	// remoteRe are refusals by a remote peer, which name their own cause.
-	remoteRe = regexp.MustCompile(`(?i)permission denied(?: \(publickey|, please try again)`)
+	remoteRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)permission denied(?: \(publickey|, please try again)`)
+	})
 )
 
 // deniedLine applies rules 3 and 4 to one trimmed line.
@@ -84,13 +93,13 @@ func deniedLine(line string) bool {
 	if strings.Contains(line, "unified-exec: sandbox:") {
 		return true
 	}
-	if namedRe.MatchString(line) || reprRe.MatchString(line) {
+	if namedRe().MatchString(line) || reprRe().MatchString(line) {
 		return true
 	}
-	if remoteRe.MatchString(line) {
+	if remoteRe().MatchString(line) {
 		return false
 	}
-	for _, loc := range errnoRe.FindAllStringIndex(line, -1) {
+	for _, loc := range errnoRe().FindAllStringIndex(line, -1) {
 		if strings.Count(line[:loc[0]], `"`)%2 == 0 {
 			return true
 		}

@@ -515,11 +515,13 @@ var keptOut = map[string]bool{
 	"SHELLOPTS": true, "BASHOPTS": true, "PPID": true, "UID": true, "EUID": true,
 }
 
-var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var identRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // skippedOptions are options a snapshot does not restore: those of an
 // interactive or login shell, and read-only ones.
-var skippedOptions = regexp.MustCompile(`^(?:set [-+]o (?:history|monitor|emacs|vi|interactive|stdin|privileged|onecmd|nolog|debug)|shopt -[su] (?:login_shell|restricted_shell)|(?:no)?(?:interactive|login|shinstdin|singlecommand|monitor|zle|privileged|restricted))$`)
+var skippedOptions = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:set [-+]o (?:history|monitor|emacs|vi|interactive|stdin|privileged|onecmd|nolog|debug)|shopt -[su] (?:login_shell|restricted_shell)|(?:no)?(?:interactive|login|shinstdin|singlecommand|monitor|zle|privileged|restricted))$`)
+})
 
 // writeSnapshot writes the snapshot file for s (and for zsh its folder)
 // and fills the counts of info.
@@ -584,14 +586,14 @@ func (m *Manager) writeSnapshot(e *snapEntry, info *SnapshotInfo, kind shellKind
 	for _, k := range names {
 		v := now[k]
 		if f, ok := strings.CutPrefix(k, "BASH_FUNC_"); ok && kind == kindBash {
-			if f, ok = strings.CutSuffix(f, "%%"); ok && identRe.MatchString(f) {
+			if f, ok = strings.CutSuffix(f, "%%"); ok && identRe().MatchString(f) {
 				if old, had := was[k]; !had || old != v {
 					exportFuncs = append(exportFuncs, f)
 				}
 			}
 			continue
 		}
-		if keptOut[k] || forced[k] || !identRe.MatchString(k) {
+		if keptOut[k] || forced[k] || !identRe().MatchString(k) {
 			continue
 		}
 		if old, had := was[k]; had && old == v {
@@ -602,7 +604,7 @@ func (m *Manager) writeSnapshot(e *snapEntry, info *SnapshotInfo, kind shellKind
 	}
 	var unset []string
 	for k := range was {
-		if _, ok := now[k]; !ok && !keptOut[k] && !forced[k] && identRe.MatchString(k) {
+		if _, ok := now[k]; !ok && !keptOut[k] && !forced[k] && identRe().MatchString(k) {
 			unset = append(unset, k)
 		}
 	}
@@ -615,7 +617,7 @@ func (m *Manager) writeSnapshot(e *snapEntry, info *SnapshotInfo, kind shellKind
 		fmt.Fprintf(&b, "export -f %s\n", strings.Join(exportFuncs, " "))
 	}
 	for _, l := range strings.Split(strings.TrimSpace(s.options), "\n") {
-		if l = strings.TrimSpace(l); l == "" || skippedOptions.MatchString(l) {
+		if l = strings.TrimSpace(l); l == "" || skippedOptions().MatchString(l) {
 			continue
 		}
 		if kind == kindZsh {

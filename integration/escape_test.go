@@ -552,10 +552,12 @@ func greeter(t *testing.T, path string) {
 // escapeHostSockets: the sockets of the user's agents and the host's
 // services are out of reach, though Unix sockets work (Landlock does not
 // govern connecting to one on this kernel): an ssh-agent (SSH_AUTH_SOCK,
-// under /tmp, a writable root) would sign with the user's keys, and a
-// socket inside an unreadable directory (~/.ssh) would serve what the
-// directory hides. A socket in the workspace still connects, so the
-// attack itself works.
+// under /tmp, a writable root) would sign with the user's keys, a socket
+// inside an unreadable directory (~/.ssh) would serve what the directory
+// hides, and a tmux server anywhere (in the home, or in /tmp started
+// after unified-exec) would run what it is sent outside the sandbox. A
+// socket a session makes — in the workspace, or in /tmp — still connects
+// from another session, so the attack itself works.
 func escapeHostSockets(t *testing.T) {
 	agentDir, err := os.MkdirTemp("/tmp", "ue-agent-")
 	if err != nil {
@@ -577,30 +579,56 @@ func escapeHostSockets(t *testing.T) {
 	spawnEnv = saved
 	inSSH := filepath.Join(e.home, ".ssh", "agent.sock")
 	greeter(t, inSSH)
-	own := filepath.Join(e.ws, "own.sock")
-	greeter(t, own)
-	// A socket made in /tmp after the server started, as a session's dev
-	// server would make it: other sessions reach it.
-	later := filepath.Join(agentDir, "later.sock")
-	greeter(t, later)
+	// Host servers started after unified-exec: one in the home (tmux -S
+	// ~/.tmux-main), one in /tmp (a writable root).
+	inHome := filepath.Join(e.home, ".tmux-main")
+	greeter(t, inHome)
+	hostLater := filepath.Join(agentDir, "host-later.sock")
+	greeter(t, hostLater)
 	if err := os.WriteFile(filepath.Join(e.ws, "connect.py"), []byte(connectAttack), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out := e.run(t, strings.Join([]string{e.py, "connect.py", agent, inSSH, own, daemon, later}, " "))
+	if err := os.WriteFile(filepath.Join(e.ws, "serve.py"), []byte(sessionGreeter), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Sockets sessions make, as dev servers do: in the workspace and in
+	// /tmp, each by a session that goes on running.
+	own := filepath.Join(e.ws, "own.sock")
+	later := filepath.Join(agentDir, "later.sock")
+	for _, p := range []string{own, later} {
+		text, isErr, _ := e.call("exec_command", map[string]any{"cmd": e.py + " serve.py " + p, "login": false, "yield_time_ms": 1500})
+		if isErr || !strings.Contains(text, "listening") {
+			t.Fatalf("a session's server on %s: %s", p, text)
+		}
+	}
+	code, out := e.run(t, strings.Join([]string{e.py, "connect.py", agent, inSSH, own, daemon, later, inHome, hostLater}, " "))
 	if code != 0 {
 		t.Fatalf("the attack did not run: exit %d: %s", code, out)
 	}
 	for _, p := range []string{own, later} {
-		if !strings.Contains(out, p+" CONNECTED hello-from-the-host") {
+		if !strings.Contains(out, p+" CONNECTED hello-from-a-session") {
 			t.Fatalf("%s did not connect: the attack is broken, or a session's own socket is covered:\n%s", p, out)
 		}
 	}
-	for _, p := range []string{agent, inSSH, daemon} {
+	for _, p := range []string{agent, inSSH, daemon, inHome, hostLater} {
 		if !strings.Contains(out, p+" refused:") {
 			t.Errorf("%s was reachable from the sandbox:\n%s", p, out)
 		}
 	}
 }
+
+// sessionGreeter listens on the Unix socket named by its argument, says
+// so, and greets whoever connects (a session's dev server).
+const sessionGreeter = `import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+print("listening", flush=True)
+while True:
+    c, _ = s.accept()
+    c.sendall(b"hello-from-a-session")
+    c.close()
+`
 
 // keyringAttack reads the user's keyring, where Kerberos (KEYRING: caches,
 // the default on Fedora and RHEL) and keyutils-backed credential stores

@@ -33,6 +33,10 @@ type procLimit struct {
 // a later server can remove those of one that was killed.
 const cgroupPrefix = "unified-exec-"
 
+// cgroupOwner follows cgroupPrefix: this process's pid, or in a program
+// namespace the relay's (see EnterNamespace).
+var cgroupOwner = strconv.Itoa(os.Getpid())
+
 var pidsRoot struct {
 	once  sync.Once
 	mount string // where the pids hierarchy is mounted
@@ -173,7 +177,7 @@ func newProcLimit(max int, marker string) (*procLimit, error) {
 	if pidsRoot.err != nil {
 		return nil, pidsRoot.err
 	}
-	l := &procLimit{dir: filepath.Join(pidsRoot.dir, cgroupPrefix+strconv.Itoa(os.Getpid())+"-"+marker), v2: pidsRoot.v2}
+	l := &procLimit{dir: filepath.Join(pidsRoot.dir, cgroupPrefix+cgroupOwner+"-"+marker), v2: pidsRoot.v2}
 	if err := os.Mkdir(l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("process limit: %w", err)
 	}

@@ -237,6 +237,11 @@ func runInit(path string, h helperHeader, env []string, status *os.File) int {
 	}
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+	// The command shares this init's Landlock domain, so it may signal
+	// it: what would make the Go runtime crash (and lose the command's
+	// exit status) is ignored. The kernel already keeps SIGKILL and
+	// SIGSTOP from within the namespace away from its PID 1.
+	signal.Ignore(syscall.SIGABRT, syscall.SIGILL, syscall.SIGTRAP, syscall.SIGSYS, syscall.SIGFPE, syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGPIPE, syscall.SIGALRM, syscall.SIGVTALRM, syscall.SIGPROF, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGSTKFLT, syscall.SIGPWR, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
 	attr := &syscall.SysProcAttr{Setpgid: true}
 	if h.TTY {
 		attr.Foreground = true

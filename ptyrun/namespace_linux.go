@@ -16,7 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// nsEnv marks the program that EnterNamespace re-ran inside the namespace.
+// nsEnv marks the program that EnterNamespace re-ran inside the
+// namespace; its value is the relay's pid (the program's own is 1 there).
 const nsEnv = "UNIFIED_EXEC_NAMESPACE"
 
 var insideOwn bool
@@ -35,9 +36,12 @@ var insideOwn bool
 // (see startReaper). Call it at the start of main, after
 // [MaybeRunHelper].
 func EnterNamespace() bool {
-	if os.Getenv(nsEnv) == "1" {
+	if relay := os.Getenv(nsEnv); relay != "" {
 		os.Unsetenv(nsEnv)
-		if os.Getpid() == 1 {
+		if _, err := strconv.Atoi(relay); err == nil && os.Getpid() == 1 {
+			// Named after the relay: every program is PID 1 of its own
+			// namespace, so its own pid names none of them apart.
+			cgroupOwner = relay
 			if err := becomeInit(); err != nil {
 				fmt.Fprintf(os.Stderr, "unified-exec: namespace: %v\n", err)
 				os.Exit(125)
@@ -113,7 +117,7 @@ func runInNamespace() (code int, ok bool) {
 		}
 		c := exec.Command("/proc/self/exe")
 		c.Args = os.Args
-		c.Env = append(os.Environ(), nsEnv+"=1")
+		c.Env = append(os.Environ(), nsEnv+"="+strconv.Itoa(os.Getpid()))
 		c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
 		c.SysProcAttr = userns.Attr(kind, 0)
 		c.SysProcAttr.Pdeathsig = syscall.SIGKILL

@@ -45,7 +45,7 @@ func Start(spec Spec) (*Process, error) {
 		}
 	}
 	if _, err := exec.LookPath(spec.Argv[0]); err != nil {
-		return nil, fmt.Errorf("program %q not found or not executable", spec.Argv[0])
+		return nil, fmt.Errorf("program %q %w", spec.Argv[0], ErrNotFound)
 	}
 	if spec.Helper != nil && (spec.Helper.Thread == nil || spec.Helper.Isolate) && !helperInstalled {
 		return nil, ErrHelperNotInstalled

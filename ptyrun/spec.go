@@ -72,6 +72,9 @@ func (s ExitStatus) String() string {
 var (
 	// ErrNoStdin: the process runs with pipes and stdin on /dev/null.
 	ErrNoStdin = errors.New("stdin is closed (the command runs with pipes); rerun it with tty=true to write to it")
+	// ErrNotFound: the program to run is not found, or not executable
+	// (a shell's exit status 127).
+	ErrNotFound = errors.New("not found or not executable")
 	// ErrExited: the process has exited.
 	ErrExited = errors.New("the process has exited")
 	// ErrHelperNotInstalled: Spec.Helper was set but the binary never

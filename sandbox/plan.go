@@ -447,7 +447,7 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	// Landlock governs reading an unreadable directory, not connecting to
 	// a socket in it (an agent's in ~/.ssh or ~/.gnupg): those are
 	// covered one by one, so reading there still fails as a denial.
-	sockets := serviceSockets(home)
+	sockets := serviceSockets(home, plan.WritableRoots)
 	for _, d := range plan.DenyRead {
 		sockets = append(sockets, socketsUnder(d, maxSocketScan)...)
 	}
@@ -559,7 +559,7 @@ func (p *Plan) AddReadOnlyFiles(files ...string) {
 // (the microphone). The X sockets are covered one by one, so a command can
 // still start its own server (xvfb-run). A variable, so tests compile
 // plans without the host's.
-var serviceSockets = func(home string) []string {
+var serviceSockets = func(home string, roots []string) []string {
 	uid := strconv.Itoa(os.Getuid())
 	// The user's runtime directory is the user's services and nothing a
 	// command needs: D-Bus, systemd, the sound and display servers, the
@@ -577,7 +577,7 @@ var serviceSockets = func(home string) []string {
 		tmp = append(tmp, m...)
 	}
 	sockets := append(x11, tmp...)
-	sockets = append(sockets, olderSockets(programStart, "/tmp", "/var/tmp", "/dev/shm", os.Getenv("TMPDIR"))...)
+	sockets = append(sockets, boundSockets(programStart, roots)...)
 	return append(sockets,
 		run, os.Getenv("SSH_AUTH_SOCK"), strings.Split(os.Getenv("TMUX"), ",")[0],
 		"/run/dbus/system_bus_socket", "/run/systemd/private",
@@ -627,15 +627,26 @@ func readDirNames(dir string) ([]string, error) {
 // another session connects to).
 var programStart = time.Now()
 
-// olderSockets lists the bound Unix sockets (from /proc/net/unix: no
-// walk of the file system) that lie under the given directories and were
-// made before t.
-func olderSockets(t time.Time, dirs ...string) []string {
+// boundSockets lists the bound Unix sockets (from /proc/net/unix: no walk
+// of the file system) that a command could connect to (it may write the
+// socket file) and that are not its sessions' own. Landlock (before ABI
+// 9) does not govern connecting to a socket by its path, and a socket
+// can be a way out: a tmux, screen or IDE server runs what it is sent,
+// outside the sandbox. A socket outside the writable roots is never a
+// session's (a sandboxed command cannot make one there); inside them, one
+// made before t (this program's start) is not either, nor one that no
+// process this program can see holds: in the program's own PID
+// namespace it sees only its sessions' processes, so a socket a host
+// process bound there later (a tmux started after the server) is found
+// out. What a session binds there (a dev server another session talks
+// to) stays reachable.
+func boundSockets(t time.Time, roots []string) []string {
 	b, err := os.ReadFile("/proc/net/unix")
 	if err != nil {
 		return nil
 	}
 	var out []string
+	recent := map[string]string{} // socket inode -> path, inside the roots and newer than t
 	for _, line := range strings.Split(string(b), "\n") {
 		// Num RefCount Protocol Flags Type St Inode Path
 		f := strings.Fields(line)
@@ -643,14 +654,65 @@ func olderSockets(t time.Time, dirs ...string) []string {
 			continue
 		}
 		p := f[7]
-		if !slices.ContainsFunc(dirs, func(d string) bool { return d != "" && filepath.IsAbs(d) && within(p, filepath.Clean(d)) }) {
+		info, err := os.Lstat(p)
+		if err != nil || info.Mode()&fs.ModeSocket == 0 || !serverAllows(p, true) {
 			continue
 		}
-		if info, err := os.Lstat(p); err == nil && info.Mode()&fs.ModeSocket != 0 && info.ModTime().Before(t) {
-			out = append(out, p)
+		inside := slices.ContainsFunc(roots, func(r string) bool { return p == r || within(p, r) })
+		if inside && !info.ModTime().Before(t) {
+			recent[f[6]] = p
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(recent) > 0 {
+		held := heldSockets(recent)
+		for ino, p := range recent {
+			if !held[ino] {
+				out = append(out, p)
+			}
 		}
 	}
 	return dedupe(out)
+}
+
+// maxHolderScan bounds the descriptors heldSockets reads.
+const maxHolderScan = 1 << 16
+
+// heldSockets reports which of the socket inodes some process this
+// program can see holds open.
+func heldSockets(inodes map[string]string) map[string]bool {
+	held := map[string]bool{}
+	procs, err := readDirNames("/proc")
+	if err != nil {
+		return held
+	}
+	scanned := 0
+	for _, pid := range procs {
+		if pid[0] < '0' || pid[0] > '9' {
+			continue
+		}
+		fds, err := readDirNames("/proc/" + pid + "/fd")
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if scanned++; scanned > maxHolderScan {
+				// Too many to look through: those not found yet are
+				// covered (a session's own socket then fails to connect,
+				// never a host's succeeds).
+				return held
+			}
+			link, _ := os.Readlink("/proc/" + pid + "/fd/" + fd)
+			if ino, ok := strings.CutPrefix(link, "socket:["); ok {
+				ino = strings.TrimSuffix(ino, "]")
+				if _, want := inodes[ino]; want {
+					held[ino] = true
+				}
+			}
+		}
+	}
+	return held
 }
 
 // maxSocketScan bounds the entries socketsUnder visits in one unreadable

@@ -125,7 +125,7 @@ func goldenCases(t *testing.T) []goldenCase {
 func compileGolden(t *testing.T, c goldenCase) (Plan, string) {
 	t.Helper()
 	hostSockets := serviceSockets
-	serviceSockets = func(string) []string { return nil } // the host's are not the golden files
+	serviceSockets = func(string, []string) []string { return nil } // the host's are not the golden files
 	defer func() { serviceSockets = hostSockets }()
 	root, ws := tree(t)
 	p := policy.DefaultSandbox()
@@ -396,7 +396,7 @@ func TestCompileSockets(t *testing.T) {
 	os.Symlink(root+"/agent.sock", root+"/agent-link")
 	os.WriteFile(root+"/plain", []byte("x"), 0o644)
 	hostSockets := serviceSockets
-	serviceSockets = func(string) []string {
+	serviceSockets = func(string, []string) []string {
 		return []string{root + "/agent-link", root + "/agent-dir", root + "/missing.sock", root + "/plain", "relative.sock", "", root + "/agent.sock"}
 	}
 	defer func() { serviceSockets = hostSockets }()

@@ -97,14 +97,18 @@ func newFilter(net netFilter) (*seccomp.ScmpFilter, error) {
 // scheduling or resource limits by pid, with the argument that names it.
 // Neither Landlock nor the uid stops a command from lowering the server's
 // priority (SCHED_IDLE, nice 19) or limits (RLIMIT_CPU of a second, which
-// kills it): they are refused (EPERM) unless that argument is 0, the
-// caller itself. `nice cmd`, `ulimit` and setrlimit work as before.
+// kills it) or pinning it and other sessions to one CPU
+// (sched_setaffinity): they are refused (EPERM) unless that argument is
+// 0, the caller itself. `nice cmd`, `ulimit`, setrlimit and `taskset
+// CMD` work as before; a thread's own tid is another pid here
+// (pthread_setaffinity_np), refused too.
 var selfOnly = []struct {
 	name string
 	arg  uint
 }{
 	{"setpriority", 1}, {"ioprio_set", 1},
 	{"sched_setscheduler", 0}, {"sched_setparam", 0}, {"sched_setattr", 0},
+	{"sched_setaffinity", 0},
 }
 
 // Who-is-a-user values of setpriority and ioprio_set: with who 0 they

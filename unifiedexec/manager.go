@@ -217,6 +217,10 @@ func chooseStrategy(cfg Config) Strategy {
 	return StrategyHelper
 }
 
+// ErrNotFound: the program to run is not found or not executable (exit
+// status 127 for a wrapper, as a shell gives).
+var ErrNotFound = ptyrun.ErrNotFound
+
 // A Forker prepares the threads sessions fork from ahead of need (see
 // [ptyrun.Forker]).
 type Forker = ptyrun.Forker

@@ -28,6 +28,7 @@ var version = "0.1.0-dev"
 const (
 	exitRefused  = 126 // forbidden, or approval refused
 	exitInternal = 125 // our own error: bad policy, sandbox unavailable
+	exitNotFound = 127 // the command is not found, as a shell says
 )
 
 func main() {
@@ -107,7 +108,7 @@ Flags may come before a subcommand (unified-exec --policy FILE sandbox status); 
 subcommand takes -h. To wrap a program named like a subcommand, put it after --.
 
 Without --policy the embedded default policy applies.
-Exit codes when wrapping: the command's own; 126 refused; 125 unified-exec's own error.
+Exit codes when wrapping: the command's own; 127 not found; 126 refused; 125 unified-exec's own error.
 `
 
 // helpOr2 is the exit code of a flag parse that failed: 0 for -h (the

@@ -97,7 +97,7 @@ func cmdServe(f mainFlags) int {
 		errorf("%v", err)
 		return exitInternal
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	defer stop()
 	report, _ := sandboxReport(o)
 	fmt.Fprint(os.Stderr, "unified-exec: serving MCP on stdio; workspace "+o.Workspace()+"; policy "+o.Policy().Source+"\n"+report)

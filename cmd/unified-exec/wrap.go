@@ -10,6 +10,7 @@ import (
 
 	"github.com/unified-exec/unified-exec/orchestrator"
 	"github.com/unified-exec/unified-exec/sandbox"
+	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
 // cmdWrap runs one command through the orchestrator and exits with its
@@ -31,7 +32,7 @@ func cmdWrap(f mainFlags, argv []string) int {
 	// The command runs in a session of its own, out of reach of the
 	// terminal's Ctrl-C: the orchestrator passes what we receive on to it.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 	code, err := o.Run(context.Background(), orchestrator.RunRequest{Argv: argv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Sandbox: f.sandbox, Network: f.network, Signals: sigs})
 	tracepoint.Mark("run returned")
@@ -40,6 +41,9 @@ func cmdWrap(f mainFlags, argv []string) int {
 	case errors.As(err, &refused):
 		errorf("%v", refused.Reason)
 		return exitRefused
+	case errors.Is(err, unifiedexec.ErrNotFound):
+		errorf("%v", err)
+		return exitNotFound
 	case err != nil:
 		errorf("%v", err)
 		return exitInternal

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -78,6 +79,7 @@ func TestEscape(t *testing.T) {
 			t.Run("Network", escapeNetwork)
 			t.Run("Processes", escapeProcesses)
 			t.Run("Terminals", escapeTerminals)
+			t.Run("OtherSessionsTerminals", escapeOtherSessionsTerminals)
 			t.Run("TerminalInjection", escapeTerminalInjection)
 			t.Run("HostTerminals", escapeHostTerminals)
 			t.Run("RootPrivileges", escapeRootPrivileges)
@@ -347,8 +349,10 @@ func escapeProcesses(t *testing.T) {
 		"PID 1's fds":          "readlink /proc/1/fd/0",
 		"oom the parent":       "echo 1000 > /proc/$PPID/oom_score_adj",
 		"schedattr the parent": e.py + ` -c "import os; os.sched_setscheduler(os.getppid(), os.SCHED_IDLE, os.sched_param(0))"`,
+		"pin the parent":       "taskset -p 1 $PPID",
+		"pin PID 1":            "taskset -p 1 1",
 	}
-	if _, out := e.run(t, "echo $PPID"); strings.TrimSpace(out) == "1" {
+	if _, out := e.run(t, "head -c 19 /proc/1/cmdline"); strings.Contains(out, "unified-exec-helper") {
 		// With the helper, PID 1 is the session's own init, which
 		// forwards signals to the session, and whose descriptors are the
 		// session's own (/dev/null): the program is out of sight.
@@ -392,6 +396,7 @@ func escapeProcesses(t *testing.T) {
 		"read a limit":     {"prlimit --pid $PPID --nofile --noheadings --raw | tr -s ' ' | cut -d' ' -f2 | grep -c .", "1"},
 		"idle self":        {e.py + ` -c "import os; os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0)); print(os.sched_getscheduler(0))"`, "5"},
 		"ionice a run":     {"ionice -c 3 sh -c 'ionice'", "idle"},
+		"taskset a run":    {"taskset 1 sh -c 'taskset -p $$' | grep -o 'mask: 1'", "mask: 1"},
 	}
 	for name, c := range self {
 		t.Run("allowed/"+name, func(t *testing.T) {
@@ -628,6 +633,107 @@ while True:
     c, _ = s.accept()
     c.sendall(b"hello-from-a-session")
     c.close()
+`
+
+// escapeOtherSessionsTerminals: a session cannot reach another session's
+// terminal — to read what the agent types into it, write into its output
+// (a forged "exited with code 0"), or change its settings (an interrupt
+// character that kills it) — from a session with a terminal or without.
+// Each session's terminals are in an instance of its own: another's
+// name there is nothing, or its own terminal.
+func escapeOtherSessionsTerminals(t *testing.T) {
+	e := newSandboxEnv(t, "")
+	for name, script := range map[string]string{"pts_attack.py": ptsAttack, "victim.py": ptsVictim} {
+		if err := os.WriteFile(filepath.Join(e.ws, name), []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text, isErr, res := e.call("exec_command", map[string]any{"cmd": e.py + " victim.py", "login": false, "tty": true, "yield_time_ms": 3000})
+	if isErr {
+		t.Fatal(text)
+	}
+	victim := int(structured(t, res)["session_id"].(float64))
+	stdin := func(chars string) string {
+		text, isErr, _ := e.call("write_stdin", map[string]any{"session_id": victim, "chars": chars, "yield_time_ms": 3000})
+		if isErr {
+			t.Fatal(text)
+		}
+		return output(text)
+	}
+	name := regexp.MustCompile(`/dev/pts/\d+`).FindString(output(text))
+	if name == "" {
+		t.Fatalf("the victim's terminal: %q", text)
+	}
+	for _, tty := range []bool{false, true} {
+		// The attacker reads the victim's terminal for 3 s while the
+		// agent types into it.
+		text, isErr, res := e.call("exec_command", map[string]any{"cmd": e.py + " pts_attack.py " + name, "login": false, "tty": tty, "yield_time_ms": 500})
+		if isErr {
+			t.Fatal(text)
+		}
+		typed := stdin("typed-by-the-agent\n")
+		if !strings.Contains(typed, "got typed-by-the-agent") {
+			t.Errorf("tty %v: the victim did not get what the agent typed: %q", tty, typed)
+		}
+		attack := output(text)
+		if id, ok := structured(t, res)["session_id"].(float64); ok {
+			w, _, _ := e.call("write_stdin", map[string]any{"session_id": int(id), "chars": "", "yield_time_ms": 5000})
+			attack += output(w)
+		}
+		if strings.Contains(attack, "typed-by-the-agent") {
+			t.Errorf("tty %v: the attacker read what the agent typed into another session:\n%s", tty, attack)
+		}
+		if !tty && strings.Count(attack, "refused:") != 3 {
+			t.Errorf("a session without a terminal opened a terminal by another's name:\n%s", attack)
+		}
+	}
+	out := stdin("intr?\n")
+	if !strings.Contains(out, `intr b'\x03'`) {
+		t.Errorf("the victim's settings changed: %q", out)
+	}
+	lines, _, _ := e.call("read_log", map[string]any{"session_id": victim})
+	if strings.Contains(lines, "forged") {
+		t.Errorf("the victim's output holds the attacker's text:\n%s", lines)
+	}
+}
+
+// ptsVictim says which terminal it has, then answers each line typed:
+// "got LINE", or its interrupt character for "intr?".
+const ptsVictim = `import os, sys, termios
+print("tty", os.ttyname(0), flush=True)
+for line in sys.stdin:
+    line = line.strip()
+    if line == "intr?":
+        print("intr", termios.tcgetattr(0)[6][termios.VINTR], flush=True)
+    else:
+        print("got", line, flush=True)
+`
+
+// ptsAttack opens the terminal named by its argument: writes into it,
+// sets its interrupt character to h, and reads from it for 3 s.
+const ptsAttack = `import os, sys, termios, time
+victim = sys.argv[1]
+for how in ("write", "stty", "read"):
+    try:
+        fd = os.open(victim, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        if how == "write":
+            os.write(fd, b"forged exited with code 0\n")
+        elif how == "stty":
+            a = termios.tcgetattr(fd)
+            a[6][termios.VINTR] = b"h"
+            termios.tcsetattr(fd, termios.TCSANOW, a)
+        else:
+            got = b""
+            end = time.time() + 3
+            while time.time() < end:
+                try:
+                    got += os.read(fd, 1024)
+                except BlockingIOError:
+                    time.sleep(0.01)
+            print("read:", got)
+        print("opened:", how, flush=True)
+    except OSError as e:
+        print("refused:", how, e.strerror, flush=True)
 `
 
 // keyringAttack reads the user's keyring, where Kerberos (KEYRING: caches,

@@ -54,6 +54,12 @@ type helperHeader struct {
 	Isolate bool     `json:"isolate"`
 	TTY     bool     `json:"tty"`
 	Payload []byte   `json:"payload,omitempty"`
+	// TerminalFD, when not 0, is a socket on which the helper sends the
+	// master of the terminal it opens for the command in a terminal
+	// instance of its own (sized Rows×Cols), and the terminal's name.
+	TerminalFD int    `json:"terminal_fd,omitempty"`
+	Rows       uint16 `json:"rows,omitempty"`
+	Cols       uint16 `json:"cols,omitempty"`
 }
 
 func writeHeader(w io.Writer, h helperHeader) error {

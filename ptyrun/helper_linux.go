@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/creack/pty"
 	"os"
 	"os/signal"
 	"runtime"
@@ -118,6 +119,13 @@ func runHelper(apply Apply) int {
 			fmt.Fprintln(status, "error 125")
 			return 125
 		}
+		if h.TerminalFD != 0 {
+			if err := openOwnTerminal(h); err != nil {
+				fmt.Fprintf(os.Stderr, "unified-exec helper: %v\n", err)
+				fmt.Fprintln(status, "error 125")
+				return 125
+			}
+		}
 	}
 	if apply != nil && h.Payload != nil {
 		if err := apply(h.Payload); err != nil {
@@ -146,6 +154,52 @@ func runHelper(apply Apply) int {
 		return 126
 	}
 	return runInit(path, h, env, status)
+}
+
+// terminalSocket makes the socket pair on which a helper sends the
+// session's terminal (see openOwnTerminal): the program's end and the
+// helper's.
+func terminalSocket() (*os.File, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("terminal socket: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "terminal-socket"), os.NewFile(uintptr(fds[1]), "terminal-socket"), nil
+}
+
+// openOwnTerminal gives the session a terminal instance of its own on
+// /dev/pts (the program's, with every other session's terminal, goes out
+// of sight), opens the command's terminal there as this process's
+// controlling terminal and standard streams, and sends its master and
+// name to the program on h.TerminalFD.
+func openOwnTerminal(h helperHeader) error {
+	sock := os.NewFile(uintptr(h.TerminalFD), "helper-terminal")
+	defer sock.Close()
+	if err := syscall.Mount("devpts", "/dev/pts", "devpts", syscall.MS_NOSUID|syscall.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+		return fmt.Errorf("mounting a terminal instance of the session's own on /dev/pts: %w", err)
+	}
+	master, slave, err := pty.Open()
+	if err != nil {
+		return fmt.Errorf("open pty: %w", err)
+	}
+	defer master.Close()
+	defer slave.Close()
+	if err := pty.Setsize(master, &pty.Winsize{Rows: h.Rows, Cols: h.Cols}); err != nil {
+		return fmt.Errorf("set terminal size: %w", err)
+	}
+	if err := unix.IoctlSetInt(int(slave.Fd()), unix.TIOCSCTTY, 0); err != nil {
+		return fmt.Errorf("making the terminal the session's: %w", err)
+	}
+	for fd := 0; fd <= 2; fd++ {
+		if err := unix.Dup2(int(slave.Fd()), fd); err != nil {
+			return fmt.Errorf("terminal as fd %d: %w", fd, err)
+		}
+	}
+	rights := unix.UnixRights(int(master.Fd()))
+	if err := unix.Sendmsg(int(sock.Fd()), []byte(slave.Name()), rights, nil, 0); err != nil {
+		return fmt.Errorf("sending the terminal to the program: %w", err)
+	}
+	return nil
 }
 
 // mountProc gives the new PID namespace its own /proc, so the command sees

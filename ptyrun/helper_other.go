@@ -51,3 +51,6 @@ var subreaperSet atomic.Bool
 func startChild(cmd *exec.Cmd) error { return cmd.Start() }
 
 func reaped(int) {}
+
+// terminalSocket: helpers with namespaces are Linux-only.
+func terminalSocket() (*os.File, *os.File, error) { return nil, nil, ErrUnsupported }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,6 +99,13 @@ type Process struct {
 	limitGone atomic.Bool
 	// ttyName is the terminal's slave device, e.g. /dev/pts/3.
 	ttyName string
+	// ttyOnThread: the terminal is opened on the forking thread (in the
+	// session's own instance).
+	ttyOnThread bool
+	// ttyOwnInstance: the terminal is in a terminal instance of the
+	// session's own (opened on the forking thread, or by the helper);
+	// here its name is reached through the session's root (see ttyPath).
+	ttyOwnInstance bool
 
 	exited  chan struct{} // closed when the leader has been reaped
 	pumpEnd chan struct{} // closed when the pump saw EOF/EIO
@@ -175,6 +183,8 @@ func (p *Process) start() error {
 	var cmd *exec.Cmd
 	var payloadW, statusW *os.File
 	var extra []*os.File
+	var terminalR *os.File // the helper sends the terminal's master here
+	terminalFD := 0
 	if reexec {
 		exe := spec.Helper.Exe
 		if exe == "" {
@@ -196,6 +206,20 @@ func (p *Process) start() error {
 		p.status = sr
 		extra = append([]*os.File{pr, sw}, spec.Helper.Files...)
 		defer pr.Close()
+		if spec.TTY && isolate {
+			// The helper opens the terminal in an instance of its own and
+			// sends its master back on this socket.
+			r, child, err := terminalSocket()
+			if err != nil {
+				p.closeStatus(payloadW, statusW)
+				return err
+			}
+			terminalR = r
+			defer child.Close()
+			extra = append(extra, child)
+			terminalFD = 2 + len(extra)
+			p.ttyOwnInstance = true
+		}
 	} else {
 		cmd = exec.Command(argv[0], argv[1:]...)
 	}
@@ -209,38 +233,22 @@ func (p *Process) start() error {
 	}
 
 	var slave *os.File
-	if spec.TTY {
-		master, tty, err := pty.Open()
+	// A thread sandbox gives the session a terminal instance of its own
+	// (see Helper.Thread): its terminal is opened there, on the forking
+	// thread once the sandbox is applied. Elsewhere it is opened here.
+	p.ttyOnThread = spec.TTY && thread
+	if p.ttyOnThread {
+		p.ttyOwnInstance = true
+	}
+	if spec.TTY && !p.ttyOwnInstance {
+		tty, err := p.openTerminal(cmd)
 		if err != nil {
-			p.closeStatus(payloadW, statusW)
-			return fmt.Errorf("open pty: %w", err)
-		}
-		rows, cols := spec.Rows, spec.Cols
-		if rows == 0 {
-			rows = 24
-		}
-		if cols == 0 {
-			cols = 80
-		}
-		if err := pty.Setsize(master, &pty.Winsize{Rows: rows, Cols: cols}); err != nil {
-			master.Close()
-			tty.Close()
-			p.closeStatus(payloadW, statusW)
-			return fmt.Errorf("set terminal size: %w", err)
-		}
-		nb, err := nonblocking(master)
-		master.Close()
-		if err != nil {
-			tty.Close()
 			p.closeStatus(payloadW, statusW)
 			return err
 		}
-		p.input, p.output = nb, nb
-		p.ttyName = tty.Name()
 		slave = tty
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-		cmd.SysProcAttr.Setctty = true
-		cmd.SysProcAttr.Ctty = 0
+	} else if spec.TTY {
+		// Opened by prepare, below, or by the helper.
 	} else if spec.Stdio != nil {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdio.Stdin, spec.Stdio.Stdout, spec.Stdio.Stderr
 	} else {
@@ -257,8 +265,18 @@ func (p *Process) start() error {
 
 	var prepare func() error
 	if thread {
-		h, tty := spec.Helper, p.ttyName
-		prepare = func() error { return h.Thread(h.Payload, tty) }
+		h := spec.Helper
+		prepare = func() error {
+			if err := h.Thread(h.Payload, ""); err != nil {
+				return err
+			}
+			if !p.ttyOnThread {
+				return nil
+			}
+			tty, err := p.openTerminal(cmd)
+			slave = tty
+			return err
+		}
 	}
 	if spec.Helper != nil && spec.Helper.Enter != nil {
 		enter, then := spec.Helper.Enter, prepare
@@ -288,7 +306,13 @@ func (p *Process) start() error {
 	p.cmd = cmd
 	if statusW != nil {
 		statusW.Close()
-		hdr := helperHeader{Argv: argv, Isolate: isolate, TTY: spec.TTY, Payload: spec.Helper.Payload}
+		hdr := helperHeader{Argv: argv, Isolate: isolate, TTY: spec.TTY, Payload: spec.Helper.Payload, TerminalFD: terminalFD, Rows: spec.Rows, Cols: spec.Cols}
+		if hdr.Rows == 0 {
+			hdr.Rows = 24
+		}
+		if hdr.Cols == 0 {
+			hdr.Cols = 80
+		}
 		err := writeHeader(payloadW, hdr)
 		payloadW.Close()
 		if err != nil {
@@ -296,10 +320,100 @@ func (p *Process) start() error {
 			p.killTree(syscall.SIGKILL)
 		}
 	}
+	if terminalR != nil {
+		err := p.receiveTerminal(terminalR)
+		terminalR.Close()
+		if err != nil {
+			p.killTree(syscall.SIGKILL)
+			p.cmd.Wait()
+			reaped(p.cmd.Process.Pid)
+			if st, ok := readHelperStatus(p.status); ok {
+				err = fmt.Errorf("%w (the helper ended: %v)", err, st)
+			}
+			p.status.Close()
+			if p.limit != nil {
+				p.limit.close()
+			}
+			return err
+		}
+	}
 	ok = true
 	go p.pump()
 	go p.wait()
 	return nil
+}
+
+// receiveTerminal takes the terminal's master and name from the helper
+// (see helperHeader.TerminalFD).
+func (p *Process) receiveTerminal(sock *os.File) error {
+	c, err := net.FileConn(sock)
+	if err != nil {
+		return fmt.Errorf("terminal socket: %w", err)
+	}
+	defer c.Close()
+	uc := c.(*net.UnixConn)
+	uc.SetReadDeadline(time.Now().Add(helperTerminalWait))
+	name := make([]byte, 256)
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := uc.ReadMsgUnix(name, oob)
+	if err != nil || n == 0 {
+		return fmt.Errorf("the helper sent no terminal: %v", err)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return fmt.Errorf("the helper's terminal message: %v", err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return fmt.Errorf("the helper's terminal descriptor: %v", err)
+	}
+	unix.CloseOnExec(fds[0])
+	master := os.NewFile(uintptr(fds[0]), "pty-master")
+	nb, err := nonblocking(master)
+	master.Close()
+	if err != nil {
+		return err
+	}
+	p.input, p.output = nb, nb
+	p.ttyName = string(name[:n])
+	return nil
+}
+
+// helperTerminalWait bounds the wait for the helper's terminal.
+const helperTerminalWait = 30 * time.Second
+
+// openTerminal opens the session's terminal, sized, and makes it cmd's
+// standard streams and controlling terminal; it returns the slave, which
+// the caller closes once cmd has started.
+func (p *Process) openTerminal(cmd *exec.Cmd) (*os.File, error) {
+	master, tty, err := pty.Open()
+	if err != nil {
+		return nil, fmt.Errorf("open pty: %w", err)
+	}
+	rows, cols := p.spec.Rows, p.spec.Cols
+	if rows == 0 {
+		rows = 24
+	}
+	if cols == 0 {
+		cols = 80
+	}
+	if err := pty.Setsize(master, &pty.Winsize{Rows: rows, Cols: cols}); err != nil {
+		master.Close()
+		tty.Close()
+		return nil, fmt.Errorf("set terminal size: %w", err)
+	}
+	nb, err := nonblocking(master)
+	master.Close()
+	if err != nil {
+		tty.Close()
+		return nil, err
+	}
+	p.input, p.output = nb, nb
+	p.ttyName = tty.Name()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr.Setctty = true
+	cmd.SysProcAttr.Ctty = 0
+	return tty, nil
 }
 
 func (p *Process) closeStatus(files ...*os.File) {

@@ -40,7 +40,7 @@ func (p *Process) WaitingForInput() bool {
 	again := seen != "" && seen == p.lastSeen
 	p.lastSeen = seen
 	p.waitMu.Unlock()
-	if !again || pendingInput(p.ttyName) {
+	if !again || pendingInput(p.ttyPath()) {
 		return false
 	}
 	// Blocked reading: what it printed before is in the terminal or
@@ -67,6 +67,17 @@ func (p *Process) lookAtForeground() string {
 		return ""
 	}
 	return seen.String()
+}
+
+// ttyPath is where this process opens the session's terminal: its name,
+// or, in a terminal instance of the session's own (ttyOnThread), that
+// name under the session leader's root, which is in the session's mount
+// namespace.
+func (p *Process) ttyPath() string {
+	if !p.ttyOwnInstance {
+		return p.ttyName
+	}
+	return "/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/root" + p.ttyName
 }
 
 // SettledWait is the shortest timeout of a poll or select on the terminal

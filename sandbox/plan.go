@@ -184,7 +184,7 @@ const (
 	blockedIoctls  = "ioctl TIOCSTI and TIOCLINUX (typing into a terminal)"
 	keptCapsText   = "as root, only chown, dac_override, fowner, fsetid, kill, setgid, setuid, net_bind_service, sys_chroot and audit_write, in every set (the bounding set too)"
 	blockedSetID   = "chmod, fchmod, fchmodat, fchmodat2, mknod and mknodat with a set-user-ID or set-group-ID bit, and open, openat and creat making a file with one; openat2 answers ENOSYS (libc falls back to openat)"
-	blockedOthers  = "setpriority, ioprio_set, sched_setscheduler, sched_setparam, sched_setattr and prlimit64 (setting) on any process but the caller (renice/chrt/ionice/prlimit of a pid)"
+	blockedOthers  = "setpriority, ioprio_set, sched_setscheduler, sched_setparam, sched_setattr, sched_setaffinity and prlimit64 (setting) on any process but the caller (renice/chrt/ionice/taskset/prlimit of a pid)"
 )
 
 // String renders the plan for people: one section per kind of grant, one

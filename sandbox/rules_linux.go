@@ -21,6 +21,13 @@ const (
 	rightsFileOnly = uint64(ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSReadFile | ll.AccessFSIoctlDev)
 )
 
+// Accesses of the thread sandbox's second layer (see devicesRuleset),
+// never in a plan: every right, and listing directories.
+const (
+	accessAll  Access = "all"
+	accessList Access = "list"
+)
+
 // landlockGrants lists what Landlock grants under plan, in order: the
 // read grants; with a mount namespace (mounts) the writable roots whole,
 // the mounts protecting inside them, else the carved write grants; the
@@ -50,6 +57,10 @@ func landlockGrants(plan Plan, mounts bool, terminals []string) []Grant {
 func grantRights(g Grant, dir bool, handled uint64) uint64 {
 	rights := rightsRead
 	switch g.Access {
+	case accessAll:
+		rights = handled
+	case accessList:
+		rights = uint64(ll.AccessFSReadDir)
 	case AccessReadWrite:
 		rights |= rightsWrite | uint64(ll.AccessFSRefer)
 	case AccessTerminal:

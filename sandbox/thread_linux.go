@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -34,9 +35,11 @@ func ThreadAvailable() error {
 // thread only, for the command it forks next: a mount namespace of the
 // thread's own where everything but the writable roots is read-only, the
 // read-only files and protected paths are read-only and the unreadable
-// paths inside writable roots covered, no_new_privs, Landlock (restrict
-// without TSYNC), and the seccomp filter (without TSYNC). tty is the
-// session's terminal ("" for none), granted with ioctls.
+// paths inside writable roots covered, a terminal instance of its own on
+// /dev/pts (a session's terminal is to be opened after, on this thread,
+// from /dev/ptmx), no_new_privs, Landlock (restrict without TSYNC), and
+// the seccomp filter (without TSYNC). tty is unused: the session's own
+// terminals are all in its instance.
 //
 // The caller must hold the thread (runtime.LockOSThread) and never give
 // it back: the goroutine must end locked, so the runtime retires the
@@ -70,6 +73,9 @@ func applyThread(payload []byte, tty string, listen func(fd int)) error {
 	if err := mountLayer(plan); err != nil {
 		return err
 	}
+	if err := mountOwnTerminals(); err != nil {
+		return err
+	}
 	if reenterWorkdir() != nil {
 		// The program's own directory is out of reach; the command goes
 		// into its own (the fork changes to it), or starts at the root.
@@ -81,19 +87,24 @@ func applyThread(payload []byte, tty string, listen func(fd int)) error {
 	if err := dropCapabilities(unix.RawSyscall6); err != nil {
 		return err
 	}
-	var fd int
-	if tty == "" {
-		fd, err = rulesets.get(payload, func() (int, error) { return landlockRuleset(plan, "") })
-	} else {
-		// A terminal's rule is its session's alone: no caching.
-		fd, err = landlockRuleset(plan, tty)
-	}
+	// Two layers: the plan's (kept for a burst of commands), which grants
+	// /dev whole, and this session's, which lets nothing else through but
+	// its own devices and terminals (see mountOwnTerminals). A command may
+	// do what both allow.
+	fd, err := rulesets.get(payload, func() (int, error) { return landlockRuleset(plan) })
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
-	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
-		return fmt.Errorf("landlock: restricting this thread: %w", err)
+	devices, err := devicesRuleset(plan)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(devices)
+	for _, layer := range []int{fd, devices} {
+		if err := ll.LandlockRestrictSelf(layer, 0); err != nil {
+			return fmt.Errorf("landlock: restricting this thread: %w", err)
+		}
 	}
 	if listen != nil && listenable(plan) {
 		fd, err := applySeccompThreadListen(plan)
@@ -217,8 +228,72 @@ func dupCloexec(fd int) (int, error) {
 
 // landlockRuleset builds the ruleset of the rules [Apply] gives the helper
 // in a mount namespace (writable roots whole: the mounts protect inside
-// them), plus tty's, as a close-on-exec fd.
-func landlockRuleset(plan Plan, tty string) (int, error) {
+// them), but with /dev granted whole as terminals are, as a close-on-exec
+// fd. Nothing in it belongs to one session, so it can be kept; it is
+// meant to be stacked with [devicesRuleset].
+func landlockRuleset(plan Plan) (int, error) {
+	return buildRuleset(plan, func(add func(Grant) error) error {
+		for _, g := range landlockGrants(plan, true, nil) {
+			if g.Path == "/dev" || within(g.Path, "/dev") {
+				continue
+			}
+			if err := add(g); err != nil {
+				return err
+			}
+		}
+		if err := add(Grant{Path: "/dev", Dir: true, Access: AccessTerminal}); err != nil {
+			return err
+		}
+		// /dev/shm is a writable root of its own.
+		for _, g := range plan.Devices {
+			if g.Path == "/dev/shm" {
+				return add(g)
+			}
+		}
+		return nil
+	})
+}
+
+// devicesRuleset builds the session's layer: everything outside /dev
+// whole (the plan's layer governs there), and in /dev only the plan's
+// devices and the terminals — /dev/pts being the session's own instance
+// by now (mountOwnTerminals), with the terminals it makes for nested
+// PTYs. Entries of / made after it is built are not granted.
+func devicesRuleset(plan Plan) (int, error) {
+	return buildRuleset(plan, func(add func(Grant) error) error {
+		names, err := readDirNames("/")
+		if err != nil {
+			return fmt.Errorf("landlock: reading /: %w", err)
+		}
+		if err := add(Grant{Path: "/", Dir: true, Access: accessList}); err != nil {
+			return err
+		}
+		for _, n := range names {
+			if n == "dev" {
+				continue
+			}
+			if err := add(Grant{Path: "/" + n, Dir: true, Access: accessAll}); err != nil {
+				return err
+			}
+		}
+		for _, g := range plan.Devices {
+			if err := add(g); err != nil {
+				return err
+			}
+		}
+		for _, t := range terminals {
+			st, err := os.Stat(t)
+			if err := add(Grant{Path: t, Dir: err == nil && st.IsDir(), Access: AccessTerminal}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// buildRuleset makes a ruleset (close-on-exec fd) of the grants each
+// passes to add, under this ABI's handled rights for plan.
+func buildRuleset(plan Plan, each func(add func(Grant) error) error) (int, error) {
 	abi := landlockABI()
 	cfg := landlockConfig(abi, plan.Network || plan.Egress)
 	handled := uint64(cfg.HandledAccessFS)
@@ -227,18 +302,33 @@ func landlockRuleset(plan Plan, tty string) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("landlock: creating the ruleset (ABI %d): %w", abi, err)
 	}
-	err = threadRules(plan, tty, handled, func(path string, parent int, rights uint64) error {
-		attr := ll.PathBeneathAttr{AllowedAccess: rights, ParentFd: parent}
-		if err := ll.LandlockAddPathBeneathRule(fd, &attr, 0); err != nil {
-			return fmt.Errorf("landlock: rule for %q: %w", path, err)
-		}
-		return nil
+	err = each(func(g Grant) error {
+		return threadRule(g, handled, func(path string, parent int, rights uint64) error {
+			attr := ll.PathBeneathAttr{AllowedAccess: rights, ParentFd: parent}
+			if err := ll.LandlockAddPathBeneathRule(fd, &attr, 0); err != nil {
+				return fmt.Errorf("landlock: rule for %q: %w", path, err)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		unix.Close(fd)
 		return -1, err
 	}
 	return fd, nil
+}
+
+// mountOwnTerminals gives the thread's mount namespace a terminal instance
+// of its own on /dev/pts (/dev/ptmx opens the instance beside it): the
+// program's instance, where every other session's terminal is, is out of
+// sight. Without it a command could open another session's terminal — a
+// nested PTY needs /dev/pts — and read what the agent types there, write
+// into its output, or change its settings.
+func mountOwnTerminals() error {
+	if err := unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+		return fmt.Errorf("mount: a terminal instance of the session's own on /dev/pts: %w", err)
+	}
+	return nil
 }
 
 // threadRules opens each path of [landlockGrants] in turn (skipping the

@@ -186,6 +186,10 @@ func (m *Manager) finish(ctx context.Context, p *ptyrun.Process, req StreamReque
 			res.Interrupted = true
 			if s, ok := sig.(syscall.Signal); ok {
 				p.Signal(s) // ErrExited: it is ending anyway
+				// A command that stopped itself (kill -STOP $$) would keep
+				// the signal pending for ever: continued, as a shell's
+				// kill does.
+				p.Signal(syscall.SIGCONT)
 			}
 		}
 	}

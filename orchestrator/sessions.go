@@ -106,3 +106,15 @@ const (
 	MinYield = unifiedexec.MinYield
 	MaxYield = unifiedexec.MaxYield
 )
+
+// A Forker prepares the threads sessions fork from, ahead of need (see
+// [unifiedexec.Forker]); Config.Forker hands one to the orchestrator.
+type Forker = unifiedexec.Forker
+
+// NewForker starts preparing a forking thread now (oneCommand: for a
+// wrapper's one command), for [Config].Forker.
+func NewForker(oneCommand bool) *Forker { return unifiedexec.NewForker(oneCommand) }
+
+// ErrNotFound: the program to run is not found or not executable (a
+// wrapper exits 127 for it, as a shell does).
+var ErrNotFound = unifiedexec.ErrNotFound

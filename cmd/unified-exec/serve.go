@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/unified-exec/unified-exec/orchestrator"
 	"github.com/unified-exec/unified-exec/ptyrun"
 	"os"
 	"os/signal"
@@ -12,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/unified-exec/unified-exec/mcpserver"
-	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
 // mainFlags are the flags of the wrapper and the server.
@@ -22,7 +22,7 @@ type mainFlags struct {
 	sandbox   string
 	network   bool
 	// forker is made by cmdMain for the orchestrator (not a flag).
-	forker *unifiedexec.Forker
+	forker *orchestrator.Forker
 }
 
 func parseMain(args []string) (mainFlags, []string, error) {
@@ -71,7 +71,7 @@ func cmdMain(args []string) int {
 	// The first thread commands fork from is prepared from here on, beside
 	// the rest of the start-up (see ptyrun.Forker); the manager takes it
 	// over, and this Close is only for the ways out before it.
-	f.forker = unifiedexec.NewForker(wrap)
+	f.forker = orchestrator.NewForker(wrap)
 	defer f.forker.Close()
 	// Output is read in larger pieces when the server does not preempt
 	// the commands that write it (see ptyrun.BatchScheduling); commands

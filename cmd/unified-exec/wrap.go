@@ -10,7 +10,6 @@ import (
 
 	"github.com/unified-exec/unified-exec/orchestrator"
 	"github.com/unified-exec/unified-exec/sandbox"
-	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
 // cmdWrap runs one command through the orchestrator and exits with its
@@ -41,7 +40,7 @@ func cmdWrap(f mainFlags, argv []string) int {
 	case errors.As(err, &refused):
 		errorf("%v", refused.Reason)
 		return exitRefused
-	case errors.Is(err, unifiedexec.ErrNotFound):
+	case errors.Is(err, orchestrator.ErrNotFound):
 		errorf("%v", err)
 		return exitNotFound
 	case err != nil:

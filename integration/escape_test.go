@@ -80,6 +80,7 @@ func TestEscape(t *testing.T) {
 			t.Run("Processes", escapeProcesses)
 			t.Run("Terminals", escapeTerminals)
 			t.Run("OtherSessionsTerminals", escapeOtherSessionsTerminals)
+			t.Run("Daemons", escapeDaemons)
 			t.Run("TerminalInjection", escapeTerminalInjection)
 			t.Run("HostTerminals", escapeHostTerminals)
 			t.Run("RootPrivileges", escapeRootPrivileges)
@@ -734,6 +735,80 @@ for how in ("write", "stty", "read"):
         print("opened:", how, flush=True)
     except OSError as e:
         print("refused:", how, e.strerror, flush=True)
+`
+
+// escapeDaemons: a process that leaves its session every way it can —
+// double fork, setsid, an empty environment (no session marker), a name
+// of its own — still ends with its session: when the session's command
+// exits, and on kill_session. As root a cgroup holds it; as an ordinary
+// user without one, its mount namespace does.
+func escapeDaemons(t *testing.T) {
+	e := newSandboxEnv(t, "")
+	if err := os.WriteFile(filepath.Join(e.ws, "daemon.py"), []byte(daemonize), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alive := func(name string) bool {
+		names, _ := os.ReadDir("/proc")
+		for _, n := range names {
+			b, _ := os.ReadFile("/proc/" + n.Name() + "/cmdline")
+			if strings.HasPrefix(string(b), name+"\x00") {
+				return true
+			}
+		}
+		return false
+	}
+	gone := func(name string) bool {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if !alive(name) {
+				return true
+			}
+		}
+		return false
+	}
+	// The command exits at once, its daemon running on.
+	name := fmt.Sprintf("ue-daemon-%d", time.Now().UnixNano())
+	code, out := e.run(t, e.py+" daemon.py "+name)
+	if code != 0 || !strings.Contains(out, "daemon started") {
+		t.Fatalf("the daemon did not start: exit %d: %s", code, out)
+	}
+	if !gone(name) {
+		t.Errorf("a daemon outlived its session's command")
+	}
+	// A session killed while it runs.
+	name = fmt.Sprintf("ue-daemon-%d", time.Now().UnixNano())
+	text, isErr, res := e.call("exec_command", map[string]any{"cmd": e.py + " daemon.py " + name + " && exec sleep 60", "login": false, "yield_time_ms": 1500})
+	if isErr || !strings.Contains(text, "daemon started") {
+		t.Fatalf("the daemon did not start: %s", text)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !alive(name); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon is not running: the test is broken")
+		}
+	}
+	id := int(structured(t, res)["session_id"].(float64))
+	if text, isErr, _ := e.call("kill_session", map[string]any{"session_id": id}); isErr {
+		t.Fatal(text)
+	}
+	if !gone(name) {
+		t.Errorf("a daemon outlived kill_session")
+	}
+}
+
+// daemonize leaves its session every way it can and runs sleep under the
+// name its argument gives, with an empty environment.
+const daemonize = `import os, sys, time
+name = sys.argv[1]
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        devnull = os.open("/dev/null", os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        os.execve("/bin/sleep", [name, "300"], {})
+    os._exit(0)
+os.wait()
+time.sleep(0.2)
+print("daemon started", flush=True)
 `
 
 // keyringAttack reads the user's keyring, where Kerberos (KEYRING: caches,

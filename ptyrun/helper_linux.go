@@ -64,10 +64,14 @@ func IsolationAvailable() (bool, error) {
 	return kind != userns.None, err
 }
 
-// findMarked lists the processes whose environment carries the session
-// marker: descendants that left the process group or the session.
-func findMarked(marker string) []int {
-	if marker == "" {
+// findMarked lists the processes of a session that left its process
+// group or session: those whose environment carries its marker, and,
+// where the session has a mount namespace of its own (mntNS, the link
+// /proc/PID/ns/mnt reads, "" for none), every process in it — a command
+// can drop the marker (env -i), but not leave its mount namespace (no
+// capabilities, no user namespace).
+func findMarked(marker, mntNS string) []int {
+	if marker == "" && mntNS == "" {
 		return nil
 	}
 	d, err := os.Open("/proc")
@@ -82,6 +86,15 @@ func findMarked(marker string) []int {
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
 		if err != nil || pid == self {
+			continue
+		}
+		if mntNS != "" {
+			if ns, err := os.Readlink("/proc/" + n + "/ns/mnt"); err == nil && ns == mntNS {
+				pids = append(pids, pid)
+				continue
+			}
+		}
+		if marker == "" {
 			continue
 		}
 		env, err := os.ReadFile("/proc/" + n + "/environ")

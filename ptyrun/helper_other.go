@@ -24,7 +24,7 @@ func IsolationAvailable() (bool, error) {
 
 // findMarked cannot read other processes' environments here; the kill
 // relies on the process group.
-func findMarked(string) []int { return nil }
+func findMarked(string, string) []int { return nil }
 
 func runHelper(Apply) int {
 	fmt.Fprintln(os.Stderr, "unified-exec helper: not supported on this platform")

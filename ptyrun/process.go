@@ -99,6 +99,9 @@ type Process struct {
 	limitGone atomic.Bool
 	// ttyName is the terminal's slave device, e.g. /dev/pts/3.
 	ttyName string
+	// mntNS is the session's own mount namespace (a thread sandbox), as
+	// /proc/PID/ns/mnt reads, "" for none; guarded by mu.
+	mntNS string
 	// ttyOnThread: the terminal is opened on the forking thread (in the
 	// session's own instance).
 	ttyOnThread bool
@@ -269,6 +272,13 @@ func (p *Process) start() error {
 		prepare = func() error {
 			if err := h.Thread(h.Payload, ""); err != nil {
 				return err
+			}
+			// The session's mount namespace, which its processes cannot
+			// leave: the tree kill finds them by it (findMarked).
+			if ns, err := os.Readlink("/proc/thread-self/ns/mnt"); err == nil {
+				p.mu.Lock()
+				p.mntNS = ns
+				p.mu.Unlock()
 			}
 			if !p.ttyOnThread {
 				return nil
@@ -744,7 +754,10 @@ func (p *Process) killTree(sig syscall.Signal) error {
 		if p.limit != nil {
 			marked = p.limit.members()
 		} else {
-			marked = findMarked(p.marker)
+			p.mu.Lock()
+			mntNS := p.mntNS
+			p.mu.Unlock()
+			marked = findMarked(p.marker, mntNS)
 		}
 		for _, q := range marked {
 			syscall.Kill(q, sig)

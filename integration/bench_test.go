@@ -137,6 +137,9 @@ func BenchmarkServerIdle(b *testing.B) {
 			pss += smapsRollup(pid, "Pss")
 		}
 		// Clock ticks are 10 ms (USER_HZ 100).
+		for _, pid := range procs {
+			b.Logf("process %d: RSS %d KiB, anon %d KiB, PSS %d KiB", pid, procStatus(pid, "VmRSS"), procStatus(pid, "RssAnon"), smapsRollup(pid, "Pss"))
+		}
 		b.ReportMetric(float64(c1-c0)*10/quiet.Seconds(), "idle-cpu-ms/s")
 		b.ReportMetric(float64(rss)/1024, "rss-MiB")
 		b.ReportMetric(float64(pss)/1024, "pss-MiB")

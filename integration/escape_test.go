@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"slices"
 	"strings"
 	"testing"
@@ -578,6 +579,9 @@ func escapeHostSockets(t *testing.T) {
 	daemon := filepath.Join(agentDir, "daemon", "control.sock")
 	os.Mkdir(filepath.Dir(daemon), 0o700)
 	greeter(t, daemon)
+	// One whose path holds a space (/proc/net/unix does not quote it).
+	spaced := filepath.Join(agentDir, "host sp.sock")
+	greeter(t, spaced)
 	time.Sleep(20 * time.Millisecond) // file times are coarser than the clock
 	saved := spawnEnv
 	spawnEnv = append(slices.Clone(spawnEnv), "SSH_AUTH_SOCK="+agent)
@@ -607,7 +611,15 @@ func escapeHostSockets(t *testing.T) {
 			t.Fatalf("a session's server on %s: %s", p, text)
 		}
 	}
-	code, out := e.run(t, strings.Join([]string{e.py, "connect.py", agent, inSSH, own, daemon, later, inHome, hostLater}, " "))
+	// A command moves the daemon's folder, so that the path the kernel
+	// lists for it leads nowhere: refused (the folder is pinned), and the
+	// socket stays covered where it is.
+	moved := filepath.Join(agentDir, "daemon-moved")
+	if code, out := e.run(t, "mv "+filepath.Dir(daemon)+" "+moved+" && echo MOVED"); code == 0 || strings.Contains(out, "MOVED") {
+		t.Errorf("a command moved the folder of a host's socket: %s", out)
+	}
+	movedSock := filepath.Join(moved, "control.sock")
+	code, out := e.run(t, strings.Join([]string{e.py, "connect.py", agent, inSSH, own, daemon, later, inHome, hostLater, strconv.Quote(spaced), movedSock}, " "))
 	if code != 0 {
 		t.Fatalf("the attack did not run: exit %d: %s", code, out)
 	}
@@ -616,7 +628,7 @@ func escapeHostSockets(t *testing.T) {
 			t.Fatalf("%s did not connect: the attack is broken, or a session's own socket is covered:\n%s", p, out)
 		}
 	}
-	for _, p := range []string{agent, inSSH, daemon, inHome, hostLater} {
+	for _, p := range []string{agent, inSSH, daemon, inHome, hostLater, spaced} {
 		if !strings.Contains(out, p+" refused:") {
 			t.Errorf("%s was reachable from the sandbox:\n%s", p, out)
 		}

@@ -113,9 +113,10 @@ func ownMountNamespace() bool {
 //  1. Every mount read-only, but the writable roots and /dev/shm, which
 //     are attached again read-write, nosuid and nodev (readOnlyRoot):
 //     Landlock governs writing files, not chmod, chown, utimes or xattrs.
-//  2. The folders between a writable root and each read-only file or
-//     protected path pinned (pin): none of them can be moved or removed,
-//     so no pointer to a protected path can be sent to a planted copy.
+//  2. The folders between a writable root and each read-only file,
+//     protected path or covered socket pinned (pin): none of them can be
+//     moved or removed, so no pointer to a protected path can be sent to
+//     a planted copy, and no socket leaves the path it is known by.
 //  3. The read-only files (the policy file in use, the audit log) and the
 //     protected paths bound read-only over themselves.
 //  4. Each unreadable path inside a writable root, and each socket of an
@@ -131,7 +132,9 @@ func mountLayer(plan Plan) error {
 		return err
 	}
 	kept := dedupe(slices.Concat(plan.ReadOnlyFiles, plan.Protected))
-	if err := pin(plan.WritableRoots, kept); err != nil {
+	// A covered socket's folders too: moved, they would take the socket
+	// out of the path the next command's plan finds it by.
+	if err := pin(plan.WritableRoots, dedupe(slices.Concat(kept, plan.Sockets))); err != nil {
 		return err
 	}
 	for _, p := range kept {

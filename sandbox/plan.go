@@ -447,7 +447,10 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	// Landlock governs reading an unreadable directory, not connecting to
 	// a socket in it (an agent's in ~/.ssh or ~/.gnupg): those are
 	// covered one by one, so reading there still fails as a denial.
-	sockets := serviceSockets(home, plan.WritableRoots)
+	sockets, err := serviceSockets(home, plan.WritableRoots)
+	if err != nil {
+		return Plan{}, err
+	}
 	for _, d := range plan.DenyRead {
 		sockets = append(sockets, socketsUnder(d, maxSocketScan)...)
 	}
@@ -559,7 +562,7 @@ func (p *Plan) AddReadOnlyFiles(files ...string) {
 // (the microphone). The X sockets are covered one by one, so a command can
 // still start its own server (xvfb-run). A variable, so tests compile
 // plans without the host's.
-var serviceSockets = func(home string, roots []string) []string {
+var serviceSockets = func(home string, roots []string) ([]string, error) {
 	uid := strconv.Itoa(os.Getuid())
 	// The user's runtime directory is the user's services and nothing a
 	// command needs: D-Bus, systemd, the sound and display servers, the
@@ -577,13 +580,17 @@ var serviceSockets = func(home string, roots []string) []string {
 		tmp = append(tmp, m...)
 	}
 	sockets := append(x11, tmp...)
-	sockets = append(sockets, boundSockets(programStart, roots)...)
+	bound, err := boundSockets(programStart, roots)
+	if err != nil {
+		return nil, err
+	}
+	sockets = append(sockets, bound...)
 	return append(sockets,
 		run, os.Getenv("SSH_AUTH_SOCK"), strings.Split(os.Getenv("TMUX"), ",")[0],
 		"/run/dbus/system_bus_socket", "/run/systemd/private",
 		"/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock",
 		"/run/podman/podman.sock", "/run/snapd.socket", "/run/snapd-snap.socket",
-	)
+	), nil
 }
 
 // globIn is filepath.Glob of each pattern under dir, with dir read once:
@@ -639,53 +646,93 @@ var programStart = time.Now()
 // namespace it sees only its sessions' processes, so a socket a host
 // process bound there later (a tmux started after the server) is found
 // out. What a session binds there (a dev server another session talks
-// to) stays reachable.
-func boundSockets(t time.Time, roots []string) []string {
+// to) stays reachable. Each is covered by a mount, and the folders on the
+// way to one in a writable root are pinned (a moved folder would take the
+// socket out of the path /proc/net/unix shows). More than
+// maxCoveredSockets of them, or more descriptors to look through than
+// maxHolderScan, is an error: none is left uncovered, and none makes a
+// command take seconds to start.
+func boundSockets(t time.Time, roots []string) ([]string, error) {
 	b, err := os.ReadFile("/proc/net/unix")
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var out []string
 	recent := map[string]string{} // socket inode -> path, inside the roots and newer than t
 	for _, line := range strings.Split(string(b), "\n") {
-		// Num RefCount Protocol Flags Type St Inode Path
-		f := strings.Fields(line)
-		if len(f) < 8 || !strings.HasPrefix(f[7], "/") {
+		ino, p, ok := unixSocketLine(line)
+		if !ok || !strings.HasPrefix(p, "/") {
 			continue
 		}
-		p := f[7]
 		info, err := os.Lstat(p)
 		if err != nil || info.Mode()&fs.ModeSocket == 0 || !serverAllows(p, true) {
 			continue
 		}
 		inside := slices.ContainsFunc(roots, func(r string) bool { return p == r || within(p, r) })
 		if inside && !info.ModTime().Before(t) {
-			recent[f[6]] = p
+			recent[ino] = p
 			continue
 		}
 		out = append(out, p)
 	}
 	if len(recent) > 0 {
-		held := heldSockets(recent)
+		held, err := heldSockets(recent)
+		if err != nil {
+			return nil, err
+		}
 		for ino, p := range recent {
 			if !held[ino] {
 				out = append(out, p)
 			}
 		}
 	}
-	return dedupe(out)
+	out = dedupe(out)
+	if len(out) > maxCoveredSockets {
+		return nil, fmt.Errorf("%d bound Unix sockets a command could connect to are not its sessions' own (at most %d are covered; each is a mount): remove the ones you do not need (another program's in /tmp, say), or put their folder in deny_read", len(out), maxCoveredSockets)
+	}
+	return out, nil
+}
+
+// maxCoveredSockets bounds the sockets boundSockets covers.
+const maxCoveredSockets = 4096
+
+// unixSocketLine reads a line of /proc/net/unix: the socket's inode and
+// the path it is bound to (the rest of the line: a path may hold
+// spaces), "" for none.
+func unixSocketLine(line string) (inode, path string, ok bool) {
+	// Num RefCount Protocol Flags Type St Inode Path
+	rest := line
+	for i := 0; i < 7; i++ {
+		rest = strings.TrimLeft(rest, " ")
+		end := strings.IndexByte(rest, ' ')
+		if end < 0 {
+			if i == 6 && rest != "" {
+				return rest, "", true
+			}
+			return "", "", false
+		}
+		if i == 6 {
+			inode = rest[:end]
+		}
+		rest = rest[end:]
+	}
+	if inode == "" || inode == "Inode" {
+		return "", "", false
+	}
+	return inode, strings.TrimPrefix(rest, " "), true
 }
 
 // maxHolderScan bounds the descriptors heldSockets reads.
 const maxHolderScan = 1 << 16
 
 // heldSockets reports which of the socket inodes some process this
-// program can see holds open.
-func heldSockets(inodes map[string]string) map[string]bool {
+// program can see holds open; an error when there are more descriptors
+// to look through than maxHolderScan.
+func heldSockets(inodes map[string]string) (map[string]bool, error) {
 	held := map[string]bool{}
 	procs, err := readDirNames("/proc")
 	if err != nil {
-		return held
+		return held, nil
 	}
 	scanned := 0
 	for _, pid := range procs {
@@ -696,13 +743,10 @@ func heldSockets(inodes map[string]string) map[string]bool {
 		if err != nil {
 			continue
 		}
+		if scanned += len(fds); scanned > maxHolderScan {
+			return nil, fmt.Errorf("more than %d open descriptors to look through to tell the sessions' Unix sockets from others' in the writable roots: end the sessions that hold so many", maxHolderScan)
+		}
 		for _, fd := range fds {
-			if scanned++; scanned > maxHolderScan {
-				// Too many to look through: those not found yet are
-				// covered (a session's own socket then fails to connect,
-				// never a host's succeeds).
-				return held
-			}
 			link, _ := os.Readlink("/proc/" + pid + "/fd/" + fd)
 			if ino, ok := strings.CutPrefix(link, "socket:["); ok {
 				ino = strings.TrimSuffix(ino, "]")
@@ -712,7 +756,7 @@ func heldSockets(inodes map[string]string) map[string]bool {
 			}
 		}
 	}
-	return held
+	return held, nil
 }
 
 // maxSocketScan bounds the entries socketsUnder visits in one unreadable

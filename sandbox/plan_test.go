@@ -125,7 +125,7 @@ func goldenCases(t *testing.T) []goldenCase {
 func compileGolden(t *testing.T, c goldenCase) (Plan, string) {
 	t.Helper()
 	hostSockets := serviceSockets
-	serviceSockets = func(string, []string) []string { return nil } // the host's are not the golden files
+	serviceSockets = func(string, []string) ([]string, error) { return nil, nil } // the host's are not the golden files
 	defer func() { serviceSockets = hostSockets }()
 	root, ws := tree(t)
 	p := policy.DefaultSandbox()
@@ -396,8 +396,8 @@ func TestCompileSockets(t *testing.T) {
 	os.Symlink(root+"/agent.sock", root+"/agent-link")
 	os.WriteFile(root+"/plain", []byte("x"), 0o644)
 	hostSockets := serviceSockets
-	serviceSockets = func(string, []string) []string {
-		return []string{root + "/agent-link", root + "/agent-dir", root + "/missing.sock", root + "/plain", "relative.sock", "", root + "/agent.sock"}
+	serviceSockets = func(string, []string) ([]string, error) {
+		return []string{root + "/agent-link", root + "/agent-dir", root + "/missing.sock", root + "/plain", "relative.sock", "", root + "/agent.sock"}, nil
 	}
 	defer func() { serviceSockets = hostSockets }()
 	t.Setenv("HOME", filepath.Join(root, "home"))
@@ -483,5 +483,24 @@ func TestGlobIn(t *testing.T) {
 	}
 	if globIn(filepath.Join(dir, "missing"), "x") != nil {
 		t.Fatal("a missing directory matched")
+	}
+}
+
+// TestUnixSocketLine: the path of a /proc/net/unix line is the rest of
+// the line, spaces and all; unbound sockets and the header have none.
+func TestUnixSocketLine(t *testing.T) {
+	for _, c := range []struct{ line, inode, path string }{
+		{"0000000000000000: 00000002 00000000 00010000 0001 01 12345 /tmp/host sp/s.sock", "12345", "/tmp/host sp/s.sock"},
+		{"0000000000000000: 00000002 00000000 00010000 0001 01    42 /run/a.sock", "42", "/run/a.sock"},
+		{"0000000000000000: 00000003 00000000 00000000 0001 03 777", "777", ""},
+		{"0000000000000000: 00000002 00000000 00010000 0001 01 99 r.sock", "99", "r.sock"},
+	} {
+		inode, path, ok := unixSocketLine(c.line)
+		if !ok || inode != c.inode || path != c.path {
+			t.Errorf("%q: %q %q %v", c.line, inode, path, ok)
+		}
+	}
+	if _, _, ok := unixSocketLine("Num       RefCount Protocol Flags    Type St Inode Path"); ok {
+		t.Error("the header read as a socket")
 	}
 }

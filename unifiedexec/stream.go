@@ -189,7 +189,9 @@ func (m *Manager) finish(ctx context.Context, p *ptyrun.Process, req StreamReque
 				// A command that stopped itself (kill -STOP $$) would keep
 				// the signal pending for ever: continued, as a shell's
 				// kill does.
-				p.Signal(syscall.SIGCONT)
+				if sigCont != 0 {
+					p.Signal(sigCont)
+				}
 			}
 		}
 	}

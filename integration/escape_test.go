@@ -82,6 +82,7 @@ func TestEscape(t *testing.T) {
 			t.Run("Terminals", escapeTerminals)
 			t.Run("OtherSessionsTerminals", escapeOtherSessionsTerminals)
 			t.Run("Daemons", escapeDaemons)
+			t.Run("Devices", escapeDevices)
 			t.Run("TerminalInjection", escapeTerminalInjection)
 			t.Run("HostTerminals", escapeHostTerminals)
 			t.Run("RootPrivileges", escapeRootPrivileges)
@@ -822,6 +823,43 @@ os.wait()
 time.sleep(0.2)
 print("daemon started", flush=True)
 `
+
+// escapeDevices: as root (who may open any device), a command opens no
+// device but the plan's (null, zero, full, random, urandom), the
+// terminals and /dev/shm: not the host's disks, consoles or kernel log in
+// /dev, and no device node elsewhere (a chroot's /dev/sda, a container
+// image's), while the allowed ones work.
+func escapeDevices(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: device nodes are the kernel's file modes' to guard, and making one needs root")
+	}
+	e := newSandboxEnv(t, "")
+	// A node made outside /dev, in a readable place (the home): the
+	// kernel's /dev/zero under another name.
+	node := filepath.Join(e.home, "zero-node")
+	if err := unix.Mknod(node, unix.S_IFCHR|0o644, int(unix.Mkdev(1, 5))); err != nil {
+		t.Fatal(err)
+	}
+	targets := []string{node}
+	for _, d := range []string{"/dev/kmsg", "/dev/tty0", "/dev/vcs", "/dev/vda", "/dev/sda", "/dev/nvme0n1", "/dev/loop0", "/dev/mem"} {
+		if f, err := os.Open(d); err == nil {
+			f.Close()
+			targets = append(targets, d)
+		}
+	}
+	if len(targets) < 2 {
+		t.Fatalf("no device of the host's to try: %v", targets)
+	}
+	for _, d := range targets {
+		code, out := e.run(t, "head -c 1 "+d+" > /dev/null && echo READ")
+		if code == 0 || strings.Contains(out, "READ") {
+			t.Errorf("%s was read from the sandbox: %s", d, out)
+		}
+	}
+	if code, out := e.run(t, "head -c 4 /dev/zero | od -An -tx1 && echo x > /dev/null && head -c 1 /dev/urandom > /dev/null && echo ALLOWED"); code != 0 || !strings.Contains(out, "ALLOWED") {
+		t.Errorf("the plan's devices: exit %d: %s", code, out)
+	}
+}
 
 // keyringAttack reads the user's keyring, where Kerberos (KEYRING: caches,
 // the default on Fedora and RHEL) and keyutils-backed credential stores

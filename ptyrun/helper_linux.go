@@ -133,11 +133,16 @@ func runHelper(apply Apply) int {
 			return 125
 		}
 		if h.TerminalFD != 0 {
-			if err := openOwnTerminal(h); err != nil {
-				fmt.Fprintf(os.Stderr, "unified-exec helper: %v\n", err)
-				fmt.Fprintln(status, "error 125")
-				return 125
-			}
+			err = openOwnTerminal(h)
+		} else {
+			// No terminal of its own, and none of the program's either:
+			// nested PTYs come from an instance of the session's own.
+			err = mountOwnTerminals()
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "unified-exec helper: %v\n", err)
+			fmt.Fprintln(status, "error 125")
+			return 125
 		}
 	}
 	if apply != nil && h.Payload != nil {
@@ -188,8 +193,8 @@ func terminalSocket() (*os.File, *os.File, error) {
 func openOwnTerminal(h helperHeader) error {
 	sock := os.NewFile(uintptr(h.TerminalFD), "helper-terminal")
 	defer sock.Close()
-	if err := syscall.Mount("devpts", "/dev/pts", "devpts", syscall.MS_NOSUID|syscall.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
-		return fmt.Errorf("mounting a terminal instance of the session's own on /dev/pts: %w", err)
+	if err := mountOwnTerminals(); err != nil {
+		return err
 	}
 	master, slave, err := pty.Open()
 	if err != nil {
@@ -211,6 +216,15 @@ func openOwnTerminal(h helperHeader) error {
 	rights := unix.UnixRights(int(master.Fd()))
 	if err := unix.Sendmsg(int(sock.Fd()), []byte(slave.Name()), rights, nil, 0); err != nil {
 		return fmt.Errorf("sending the terminal to the program: %w", err)
+	}
+	return nil
+}
+
+// mountOwnTerminals mounts a terminal instance of the session's own on
+// /dev/pts (/dev/ptmx opens the instance beside it).
+func mountOwnTerminals() error {
+	if err := syscall.Mount("devpts", "/dev/pts", "devpts", syscall.MS_NOSUID|syscall.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+		return fmt.Errorf("mounting a terminal instance of the session's own on /dev/pts: %w", err)
 	}
 	return nil
 }

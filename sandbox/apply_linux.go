@@ -158,10 +158,10 @@ func mountLayer(plan Plan) error {
 }
 
 // readOnlyRoot makes every mount of this namespace read-only (as
-// bubblewrap's --ro-bind / / does), then attaches the writable roots and
-// /dev/shm again read-write, nosuid and nodev: nothing outside them can
-// change, metadata included, and no set-id file or device node inside
-// them works in the sandbox.
+// bubblewrap's --ro-bind / / does) and nodev but /dev and /dev/pts, then
+// attaches the writable roots and /dev/shm again read-write, nosuid and
+// nodev: nothing outside them can change, metadata included, no set-id
+// file inside them works, and no device node outside /dev opens.
 //
 // The writable trees are cloned as they are (open_tree) before everything
 // turns read-only, and attached over themselves after (move_mount).
@@ -193,9 +193,18 @@ func readOnlyRoot(roots []string) error {
 		}
 		trees[i] = fd
 	}
-	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	// Read-only, and no device node opens but in /dev: a chroot's or a
+	// container image's /dev/sda elsewhere, readable by root, would be
+	// the whole disk.
+	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NODEV}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &ro); err != nil {
 		return fmt.Errorf("mount: making the file system read-only: %w", err)
+	}
+	for _, d := range []string{"/dev", "/dev/pts"} {
+		dev := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_NODEV}
+		if err := unix.MountSetattr(unix.AT_FDCWD, d, 0, &dev); err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("mount: devices in %s: %w", d, err)
+		}
 	}
 	for i, fd := range trees {
 		if fd < 0 {
@@ -408,8 +417,25 @@ func landlockRules(plan Plan, cfg landlock.Config, mounts bool, terminals []stri
 func applyLandlock(plan Plan, abi int, mounts bool) error {
 	cfg := landlockConfig(abi, plan.Network || plan.Egress)
 	rules := landlockRules(plan, cfg, mounts, ownTerminals())
+	// The second layer, as on the thread path: nothing in /dev but the
+	// plan's devices and the terminals (root reads any device otherwise).
+	// Made first: the first layer may forbid listing /.
+	var devices []landlock.Rule
+	err := deviceLayer(plan, func(g Grant) error {
+		st, err := os.Stat(g.Path)
+		if rights := grantRights(g, err == nil && st.IsDir(), uint64(cfg.HandledAccessFS)); rights != 0 {
+			devices = append(devices, landlock.PathAccess(landlock.AccessFSSet(rights), g.Path).IgnoreIfMissing())
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	if err := cfg.Restrict(rules...); err != nil {
 		return fmt.Errorf("landlock: restricting (ABI %d, %d rules): %w", abi, len(rules), err)
+	}
+	if err := cfg.Restrict(devices...); err != nil {
+		return fmt.Errorf("landlock: restricting /dev (ABI %d, %d rules): %w", abi, len(devices), err)
 	}
 	return nil
 }

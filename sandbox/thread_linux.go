@@ -260,35 +260,41 @@ func landlockRuleset(plan Plan) (int, error) {
 // by now (mountOwnTerminals), with the terminals it makes for nested
 // PTYs. Entries of / made after it is built are not granted.
 func devicesRuleset(plan Plan) (int, error) {
-	return buildRuleset(plan, func(add func(Grant) error) error {
-		names, err := readDirNames("/")
-		if err != nil {
-			return fmt.Errorf("landlock: reading /: %w", err)
+	return buildRuleset(plan, func(add func(Grant) error) error { return deviceLayer(plan, add) })
+}
+
+// deviceLayer passes the grants of the layer that confines /dev to add:
+// everything outside /dev whole, / listed, and in /dev the plan's devices
+// and the terminals (/dev/pts being the session's own instance where it
+// has one).
+func deviceLayer(plan Plan, add func(Grant) error) error {
+	names, err := readDirNames("/")
+	if err != nil {
+		return fmt.Errorf("landlock: reading /: %w", err)
+	}
+	if err := add(Grant{Path: "/", Dir: true, Access: accessList}); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if n == "dev" {
+			continue
 		}
-		if err := add(Grant{Path: "/", Dir: true, Access: accessList}); err != nil {
+		if err := add(Grant{Path: "/" + n, Dir: true, Access: accessAll}); err != nil {
 			return err
 		}
-		for _, n := range names {
-			if n == "dev" {
-				continue
-			}
-			if err := add(Grant{Path: "/" + n, Dir: true, Access: accessAll}); err != nil {
-				return err
-			}
+	}
+	for _, g := range plan.Devices {
+		if err := add(g); err != nil {
+			return err
 		}
-		for _, g := range plan.Devices {
-			if err := add(g); err != nil {
-				return err
-			}
+	}
+	for _, t := range terminals {
+		st, err := os.Stat(t)
+		if err := add(Grant{Path: t, Dir: err == nil && st.IsDir(), Access: AccessTerminal}); err != nil {
+			return err
 		}
-		for _, t := range terminals {
-			st, err := os.Stat(t)
-			if err := add(Grant{Path: t, Dir: err == nil && st.IsDir(), Access: AccessTerminal}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // buildRuleset makes a ruleset (close-on-exec fd) of the grants each

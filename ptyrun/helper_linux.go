@@ -64,6 +64,19 @@ func IsolationAvailable() (bool, error) {
 	return kind != userns.None, err
 }
 
+// sessionMountNS is the calling thread's mount namespace when it is one of
+// its own (a thread sandbox made it), "" when it is this process's: a
+// namespace shared with anything else must never name a session's
+// processes.
+func sessionMountNS() string {
+	own, err1 := os.Readlink("/proc/thread-self/ns/mnt")
+	process, err2 := os.Readlink("/proc/self/ns/mnt")
+	if err1 != nil || err2 != nil || own == process {
+		return ""
+	}
+	return own
+}
+
 // findMarked lists the processes of a session that left its process
 // group or session: those whose environment carries its marker, and,
 // where the session has a mount namespace of its own (mntNS, the link

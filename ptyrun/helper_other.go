@@ -54,3 +54,5 @@ func reaped(int) {}
 
 // terminalSocket: helpers with namespaces are Linux-only.
 func terminalSocket() (*os.File, *os.File, error) { return nil, nil, ErrUnsupported }
+
+func sessionMountNS() string { return "" }

@@ -274,8 +274,9 @@ func (p *Process) start() error {
 				return err
 			}
 			// The session's mount namespace, which its processes cannot
-			// leave: the tree kill finds them by it (findMarked).
-			if ns, err := os.Readlink("/proc/thread-self/ns/mnt"); err == nil {
+			// leave: the tree kill finds them by it (findMarked) — when
+			// the sandbox made one of its own, never this process's.
+			if ns := sessionMountNS(); ns != "" {
 				p.mu.Lock()
 				p.mntNS = ns
 				p.mu.Unlock()

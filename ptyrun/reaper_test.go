@@ -3,6 +3,7 @@
 package ptyrun
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -50,5 +51,33 @@ func waitZombie(t *testing.T, pid int) {
 		if time.Now().After(deadline) {
 			t.Fatalf("process %d never became a zombie", pid)
 		}
+	}
+}
+
+// TestSessionEndSparesOthers: the end of a session forked from a thread
+// whose sandbox made no namespace of its own kills the session's
+// processes only, never another process of the user that shares the
+// program's mount namespace (the kill finds a session by its own mount
+// namespace only when it has one).
+func TestSessionEndSparesOthers(t *testing.T) {
+	other := exec.Command("sleep", "60")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
+	for _, tty := range []bool{false, true} {
+		p, err := Start(Spec{Argv: []string{"/bin/sh", "-c", "sleep 0.1 & true"}, TTY: tty, Output: io.Discard, Helper: threadHelper()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-p.Done()
+		p.Kill(0)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := syscall.Kill(other.Process.Pid, 0); err != nil {
+		t.Fatalf("another process of the user died with a session: %v", err)
+	}
+	if state, _, _, _ := procStat(other.Process.Pid); state == "Z" {
+		t.Fatal("another process of the user was killed with a session")
 	}
 }

@@ -48,7 +48,7 @@ func LoadHosts(file string) (*HostsResolver, error) {
 		}
 		a, err := netip.ParseAddr(fields[0])
 		if err != nil || len(fields) < 2 {
-			return nil, fmt.Errorf("egress: test hosts %s:%d: want ADDRESS NAME...", file, line)
+			return nil, fmt.Errorf("egress: test hosts %s:%d: want an address, then one name or more", file, line)
 		}
 		for _, name := range fields[1:] {
 			name = strings.TrimSuffix(strings.ToLower(name), ".")

@@ -503,6 +503,9 @@ func escapeRootPrivileges(t *testing.T) {
 		}
 	}
 	code, out = e.run(t, "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status")
+	if code != 0 {
+		t.Fatalf("reading the capability sets: exit %d: %s", code, out)
+	}
 	for _, set := range []string{"CapPrm", "CapEff", "CapBnd"} {
 		if !strings.Contains(out, set+":\t"+keptCapabilities) {
 			t.Errorf("%s is not the kept set %s:\n%s", set, keptCapabilities, out)

@@ -204,7 +204,7 @@ func TestWrapTerminal(t *testing.T) {
 		tm.send("\x03") // Ctrl-C ends the job brought to the foreground
 		at = tm.waitFor(at, "PROMPT$ ")
 		tm.send("echo job:$?\r")
-		at = tm.waitFor(at, "job:130")
+		tm.waitFor(at, "job:130")
 		tm.send("exit 4\r")
 		if code := tm.exit(); code != 4 {
 			t.Fatalf("exit %d, want 4; output:\n%q", code, tm.output())

@@ -145,8 +145,8 @@ func TestSnapshotReadOnly(t *testing.T) {
 	noisyProfile(t)
 	f := newFixture(t, "never", "")
 	r, err := f.o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: `echo "$BASH_ENV"`}})
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("the first login command: %v %+v", err, r)
 	}
 	snaps := f.o.Manager().Snapshots()
 	if len(snaps) != 1 {

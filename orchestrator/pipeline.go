@@ -55,7 +55,7 @@ type attempt struct {
 type noteKind int
 
 const (
-	noteNone noteKind = iota
+	_ noteKind = iota // none
 	// noteNotRetried: denied, and the approval mode does not retry
 	// (never, on-request).
 	noteNotRetried

@@ -759,7 +759,15 @@ for how in ("write", "stty", "read"):
 // exits, and on kill_session. As root a cgroup holds it; as an ordinary
 // user without one, its mount namespace does.
 func escapeDaemons(t *testing.T) {
-	e := newSandboxEnv(t, "")
+	t.Run("sandboxed", func(t *testing.T) { daemonsEnd(t, "") })
+	// Unsandboxed, the session has the host; it still ends whole.
+	t.Run("unsandboxed", func(t *testing.T) {
+		daemonsEnd(t, "[approval]\nmode = \"never\"\n[sandbox]\nmode = \"danger-full-access\"\n")
+	})
+}
+
+func daemonsEnd(t *testing.T, policyText string) {
+	e := newSandboxEnv(t, policyText)
 	if err := os.WriteFile(filepath.Join(e.ws, "daemon.py"), []byte(daemonize), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -77,6 +77,14 @@ func sessionMountNS() string {
 	return own
 }
 
+// unshareMountNS gives the calling thread a mount namespace of its own.
+func unshareMountNS() error {
+	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
+		return fmt.Errorf("a mount namespace for the session: %w", err)
+	}
+	return nil
+}
+
 // findMarked lists the processes of a session that left its process
 // group or session: those whose environment carries its marker, and,
 // where the session has a mount namespace of its own (mntNS, the link

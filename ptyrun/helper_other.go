@@ -56,3 +56,8 @@ func reaped(int) {}
 func terminalSocket() (*os.File, *os.File, error) { return nil, nil, ErrUnsupported }
 
 func sessionMountNS() string { return "" }
+
+// insideOwn: no program namespace here.
+var insideOwn bool
+
+func unshareMountNS() error { return ErrUnsupported }

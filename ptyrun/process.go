@@ -99,9 +99,11 @@ type Process struct {
 	limitGone atomic.Bool
 	// ttyName is the terminal's slave device, e.g. /dev/pts/3.
 	ttyName string
-	// mntNS is the session's own mount namespace (a thread sandbox), as
-	// /proc/PID/ns/mnt reads, "" for none; guarded by mu.
-	mntNS string
+	// mntNS is the session's own mount namespace, as /proc/PID/ns/mnt
+	// reads, "" for none, and mntFile holds it open until the session is
+	// removed (see keepMountNS); guarded by mu.
+	mntNS   string
+	mntFile *os.File
 	// ttyOnThread: the terminal is opened on the forking thread (in the
 	// session's own instance).
 	ttyOnThread bool
@@ -273,20 +275,26 @@ func (p *Process) start() error {
 			if err := h.Thread(h.Payload, ""); err != nil {
 				return err
 			}
-			// The session's mount namespace, which its processes cannot
-			// leave: the tree kill finds them by it (findMarked) — when
-			// the sandbox made one of its own, never this process's.
-			if ns := sessionMountNS(); ns != "" {
-				p.mu.Lock()
-				p.mntNS = ns
-				p.mu.Unlock()
-			}
+			p.keepMountNS()
 			if !p.ttyOnThread {
 				return nil
 			}
 			tty, err := p.openTerminal(cmd)
 			slave = tty
 			return err
+		}
+	}
+	if prepare == nil && spec.Helper == nil && insideOwn && p.limit == nil {
+		// An unsandboxed session without a cgroup: a mount namespace of
+		// its own all the same, so that its processes can be found by
+		// it when it ends (findMarked), however they left its process
+		// group and dropped its marker.
+		prepare = func() error {
+			if err := unshareMountNS(); err != nil {
+				return err
+			}
+			p.keepMountNS()
+			return nil
 		}
 	}
 	if spec.Helper != nil && spec.Helper.Enter != nil {
@@ -352,6 +360,25 @@ func (p *Process) start() error {
 	go p.pump()
 	go p.wait()
 	return nil
+}
+
+// keepMountNS records the forking thread's mount namespace as the
+// session's when it is one of its own (a thread sandbox made it, or the
+// unsandboxed session's unshare), never this process's, and holds it
+// open: a namespace's number is reused once it is freed, and the session
+// must never name another's. Released when the session is done (wait).
+func (p *Process) keepMountNS() {
+	ns := sessionMountNS()
+	if ns == "" {
+		return
+	}
+	f, err := os.Open("/proc/thread-self/ns/mnt")
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	p.mntNS, p.mntFile = ns, f
+	p.mu.Unlock()
 }
 
 // receiveTerminal takes the terminal's master and name from the helper
@@ -578,6 +605,13 @@ func (p *Process) wait() {
 			fmt.Fprintf(os.Stderr, "unified-exec: %v\n", err)
 		}
 	}
+	p.mu.Lock()
+	if p.mntFile != nil {
+		// Nothing is left to find by it; the number may be another's soon.
+		p.mntFile.Close()
+		p.mntNS, p.mntFile = "", nil
+	}
+	p.mu.Unlock()
 	close(p.removed)
 	if p.spec.Pending != nil {
 		p.spec.Pending.Done()

@@ -81,3 +81,38 @@ func TestSessionEndSparesOthers(t *testing.T) {
 		t.Fatal("another process of the user was killed with a session")
 	}
 }
+
+// TestSessionMountNSReleased: a session whose thread made a mount
+// namespace of its own is found by it while it lives, and holds it open
+// (its number cannot be another's meanwhile); once the session is gone
+// it names nothing, so a late kill cannot reach a later session that got
+// the number.
+func TestSessionMountNSReleased(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: a thread needs CAP_SYS_ADMIN to make a mount namespace outside a program namespace")
+	}
+	unshare := &Helper{Payload: []byte("{}"), Thread: func([]byte, string) error {
+		return syscall.Unshare(syscall.CLONE_NEWNS | syscall.CLONE_FS)
+	}}
+	p, err := Start(Spec{Argv: []string{"/bin/sh", "-c", "sleep 30"}, Output: io.Discard, Helper: unshare})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	ns, held := p.mntNS, p.mntFile != nil
+	p.mu.Unlock()
+	own, _ := os.Readlink("/proc/self/ns/mnt")
+	if ns == "" || ns == own || !held {
+		t.Fatalf("the session's mount namespace %q (the process's %q), held open %v", ns, own, held)
+	}
+	if got, _ := os.Readlink("/proc/" + strconv.Itoa(p.Pid()) + "/ns/mnt"); got != ns {
+		t.Fatalf("the command is in %q, the session's is %q", got, ns)
+	}
+	p.Kill(0)
+	p.mu.Lock()
+	ns, held = p.mntNS, p.mntFile != nil
+	p.mu.Unlock()
+	if ns != "" || held {
+		t.Fatalf("after the session: its mount namespace %q, held open %v", ns, held)
+	}
+}

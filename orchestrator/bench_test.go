@@ -45,25 +45,8 @@ func BenchmarkSpawnUnsandboxedHelper(b *testing.B) {
 // (workspace-write) and unsandboxed, so that both see the same machine,
 // and reports the medians and their ratio.
 func BenchmarkSpawnSandboxRatio(b *testing.B) {
-	orch := func(mode string) *Orchestrator {
-		pol := policy.Default()
-		pol.Sandbox.Mode = mode
-		o, err := New(Config{Policy: pol, Workspace: b.TempDir()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(o.Close)
-		return o
-	}
-	sandboxed, unsandboxed := orch(policy.ModeWorkspaceWrite), orch(policy.ModeDangerFullAccess)
-	run := func(o *Orchestrator) time.Duration {
-		t0 := time.Now()
-		r, err := o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "true", Login: noLogin}})
-		if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
-			b.Fatal(err, r)
-		}
-		return time.Since(t0)
-	}
+	sandboxed, unsandboxed := benchOrchestrator(b, policy.ModeWorkspaceWrite), benchOrchestrator(b, policy.ModeDangerFullAccess)
+	run := func(o *Orchestrator) time.Duration { return timedTrue(b, o) }
 	var s, u []time.Duration
 	for b.Loop() {
 		s = append(s, run(sandboxed))
@@ -82,25 +65,8 @@ func BenchmarkSpawnSandboxRatio(b *testing.B) {
 // grace period after a quiet moment: paced/burst shows whether that (or
 // any other idle tax) reaches the call.
 func BenchmarkSpawnPaced(b *testing.B) {
-	orch := func(mode string) *Orchestrator {
-		pol := policy.Default()
-		pol.Sandbox.Mode = mode
-		o, err := New(Config{Policy: pol, Workspace: b.TempDir()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(o.Close)
-		return o
-	}
-	sandboxed, unsandboxed := orch(policy.ModeWorkspaceWrite), orch(policy.ModeDangerFullAccess)
-	run := func(o *Orchestrator) time.Duration {
-		t0 := time.Now()
-		r, err := o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "true", Login: noLogin}})
-		if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
-			b.Fatal(err, r)
-		}
-		return time.Since(t0)
-	}
+	sandboxed, unsandboxed := benchOrchestrator(b, policy.ModeWorkspaceWrite), benchOrchestrator(b, policy.ModeDangerFullAccess)
+	run := func(o *Orchestrator) time.Duration { return timedTrue(b, o) }
 	var paced, burst, pacedU, burstU []time.Duration
 	for b.Loop() {
 		time.Sleep(150 * time.Millisecond)
@@ -118,6 +84,29 @@ func BenchmarkSpawnPaced(b *testing.B) {
 	b.ReportMetric(mbu, "burst-unsandboxed-ms")
 	b.ReportMetric(mp/mpu, "paced-sandboxed/unsandboxed")
 	b.ReportMetric(mb/mbu, "burst-sandboxed/unsandboxed")
+}
+
+// benchOrchestrator is an orchestrator of the default policy in mode,
+// closed when the benchmark ends.
+func benchOrchestrator(b *testing.B, mode string) *Orchestrator {
+	pol := policy.Default()
+	pol.Sandbox.Mode = mode
+	o, err := New(Config{Policy: pol, Workspace: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(o.Close)
+	return o
+}
+
+// timedTrue times one exec_command of `true` (no login shell) through o.
+func timedTrue(b *testing.B, o *Orchestrator) time.Duration {
+	t0 := time.Now()
+	r, err := o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "true", Login: noLogin}})
+	if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		b.Fatal(err, r)
+	}
+	return time.Since(t0)
 }
 
 // medianMS is the median of d in milliseconds.

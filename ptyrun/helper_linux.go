@@ -391,10 +391,16 @@ func runInit(path string, h helperHeader, env []string, status *os.File) int {
 	}
 }
 
-// reapOrphans waits (briefly) for killed processes that were reparented to
-// this process, so that no zombie is left behind.
+// reapWait bounds how long reapOrphans waits for killed processes to die:
+// one stuck in the kernel (a hung network file system) must not hold the
+// end of its session for ever.
+const reapWait = 5 * time.Second
+
+// reapOrphans waits for killed processes that were (or will be, once
+// their parent has died) reparented to this process, and reaps them, so
+// that no zombie is left behind.
 func reapOrphans(pids []int) {
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(reapWait)
 	pending := pids
 	for len(pending) > 0 && time.Now().Before(deadline) {
 		var next []int
@@ -443,10 +449,12 @@ func procStat(pid int) (state string, ppid, pgrp, sid int) {
 	return state, ppid, pgrp, sid
 }
 
-// sessionZombies lists zombie children of this process that belonged to
-// the session or process group led by leader.
-func sessionZombies(leader int) []int {
-	self := os.Getpid()
+// sessionMembers lists the processes still in the session or process
+// group led by leader, in any state: one that is still dying (freeing its
+// memory can take a while) is not a zombie yet, but will be ours to reap.
+// A process group's number cannot be given to a new process while the
+// group has members, so none of these is a stranger.
+func sessionMembers(leader int) []int {
 	names, _ := os.ReadDir("/proc")
 	var z []int
 	for _, e := range names {
@@ -454,8 +462,7 @@ func sessionZombies(leader int) []int {
 		if err != nil || pid == leader {
 			continue
 		}
-		state, ppid, pgrp, sid := procStat(pid)
-		if state == "Z" && ppid == self && (pgrp == leader || sid == leader) {
+		if _, _, pgrp, sid := procStat(pid); pgrp == leader || sid == leader {
 			z = append(z, pid)
 		}
 	}

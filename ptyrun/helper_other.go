@@ -33,7 +33,7 @@ func runHelper(Apply) int {
 
 func reapOrphans([]int) {}
 
-func sessionZombies(int) []int { return nil }
+func sessionMembers(int) []int { return nil }
 
 // WaitingForInput is false: only Linux exposes what a process waits on.
 func (p *Process) WaitingForInput() bool { return false }

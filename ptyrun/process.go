@@ -804,7 +804,14 @@ func (p *Process) killTree(sig syscall.Signal) error {
 		if sig == syscall.SIGKILL && subreaperSet.Load() {
 			// Never the leader: wait reaps it, and would find no status
 			// (exit 125) if it were reaped here first.
-			orphans := slices.DeleteFunc(append(seen, sessionZombies(pid)...), func(q int) bool { return q == pid })
+			// Whatever is still in the session is ended too: a process
+			// whose environment could not be read at the scan above
+			// (it was already dying) is still ours.
+			members := sessionMembers(pid)
+			for _, q := range members {
+				syscall.Kill(q, sig)
+			}
+			orphans := slices.DeleteFunc(append(seen, members...), func(q int) bool { return q == pid })
 			reapOrphans(orphans)
 		}
 	}

@@ -307,3 +307,26 @@ func describe(pids []int) string {
 	}
 	return strings.Join(s, "; ")
 }
+
+// TestSlowExitReaped: a process of the session that takes long to die (it
+// frees a lot of memory first) and was handed to us is still reaped: no
+// zombie is left once the session has ended.
+func TestSlowExitReaped(t *testing.T) {
+	for _, m := range modes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			tag := fmt.Sprintf("%d.%04d", 5000+rand.IntN(1000), rand.IntN(10000))
+			script := fmt.Sprintf(`(perl -e '$|=1; $SIG{TERM}="IGNORE"; $x="x" x (1<<29); print "big\n"; sleep %[1]s' &); (perl -e '$|=1; $x="x" x (1<<29); print "big\n"; sleep %[1]s' &); echo up; sleep %[1]s`, tag)
+			var out syncBuf
+			p, err := Start(Spec{Argv: []string{"/bin/bash", "-c", script}, TTY: m.tty, Output: &out, Helper: m.helper})
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, func() bool { return strings.Count(out.String(), "big") == 2 })
+			p.Kill(100 * time.Millisecond)
+			waitFor(t, func() bool { return len(procsWith(tag)) == 0 })
+			if z := zombieChildren(); len(z) > 0 {
+				t.Fatalf("zombies left: %v %s", z, describe(z))
+			}
+		})
+	}
+}

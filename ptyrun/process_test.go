@@ -315,13 +315,13 @@ func TestSlowExitReaped(t *testing.T) {
 	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			tag := fmt.Sprintf("%d.%04d", 5000+rand.IntN(1000), rand.IntN(10000))
-			script := fmt.Sprintf(`(perl -e '$|=1; $SIG{TERM}="IGNORE"; $x="x" x (1<<29); print "big\n"; sleep %[1]s' &); (perl -e '$|=1; $x="x" x (1<<29); print "big\n"; sleep %[1]s' &); echo up; sleep %[1]s`, tag)
+			script := fmt.Sprintf(`(perl -e '$|=1; $SIG{TERM}="IGNORE"; $x="x" x (1<<29); print "big\n"; sleep %[1]s' &); (perl -e '$|=1; $x="x" x (1<<29); print "big\n"; sleep %[1]s' &); (setsid perl -e '$|=1; $x="x" x (1<<29); print "big\n"; sleep %[1]s' &); echo up; sleep %[1]s`, tag)
 			var out syncBuf
 			p, err := Start(Spec{Argv: []string{"/bin/bash", "-c", script}, TTY: m.tty, Output: &out, Helper: m.helper})
 			if err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, func() bool { return strings.Count(out.String(), "big") == 2 })
+			waitFor(t, func() bool { return strings.Count(out.String(), "big") == 3 })
 			p.Kill(100 * time.Millisecond)
 			waitFor(t, func() bool { return len(procsWith(tag)) == 0 })
 			if z := zombieChildren(); len(z) > 0 {

@@ -49,7 +49,13 @@ const cgroupOf = `grep -E '^[0-9]+:pids:' /proc/self/cgroup | cut -d: -f3`
 func TestForkerPreparesAhead(t *testing.T) {
 	requireV1Limit(t)
 	before := runtime.NumGoroutine()
+	procs := runtime.GOMAXPROCS(0)
 	m := New(Config{Workspace: t.TempDir(), MaxProcesses: 50})
+	// Threads blocked in a cgroup move or removal must not take every P
+	// from the requests: the program runs more Ps than before.
+	if got := runtime.GOMAXPROCS(0); got < procs+2 && got < runtime.NumCPU()+2 {
+		t.Fatalf("GOMAXPROCS is %d with a Forker (%d before, %d CPUs): the cgroup waits can hold every P", got, procs, runtime.NumCPU())
+	}
 	var seen []string
 	for i := 0; i < 3; i++ {
 		dir := m.PreparedCgroup()

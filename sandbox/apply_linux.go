@@ -5,10 +5,10 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -397,31 +397,53 @@ func landlockConfig(abi int, network bool) landlock.Config {
 // [grantRights] gives, as [ApplyThread] does. With a mount namespace the
 // writable roots are granted whole; without, the carved Write grants
 // stand in for them.
-func landlockRules(plan Plan, cfg landlock.Config, mounts bool, terminals []string) []landlock.Rule {
-	var rules []landlock.Rule
-	for _, g := range landlockGrants(plan, mounts, terminals) {
-		st, err := os.Stat(g.Path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // gone since the plan was made
+//
+// Each path is opened here (see openGrant: no link followed) and handed
+// to go-landlock as /proc/self/fd/N, which opens exactly that file; the
+// descriptors stay open until release is called, after the restriction.
+func landlockRules(plan Plan, cfg landlock.Config, mounts bool, terminals []string) (rules []landlock.Rule, release func(), err error) {
+	var fds []int
+	release = func() {
+		for _, fd := range fds {
+			unix.Close(fd)
 		}
-		// On an error, file rights only: go-landlock then reports it.
-		rights := grantRights(g, err == nil && st.IsDir(), uint64(cfg.HandledAccessFS))
+	}
+	for _, g := range landlockGrants(plan, mounts, terminals) {
+		fd, err := openGrant(g.Path)
+		if errors.Is(err, errSkipGrant) {
+			continue // gone, or a link, since the plan was made
+		}
+		if err != nil {
+			release()
+			return nil, nil, fmt.Errorf("landlock: opening %q: %w", g.Path, err)
+		}
+		fds = append(fds, fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			release()
+			return nil, nil, fmt.Errorf("landlock: %q: %w", g.Path, err)
+		}
+		rights := grantRights(g, st.Mode&unix.S_IFMT == unix.S_IFDIR, uint64(cfg.HandledAccessFS))
 		if rights == 0 {
 			continue
 		}
-		rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(rights), g.Path).IgnoreIfMissing())
+		rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(rights), "/proc/self/fd/"+strconv.Itoa(fd)))
 	}
-	return rules
+	return rules, release, nil
 }
 
 func applyLandlock(plan Plan, abi int, mounts bool) error {
 	cfg := landlockConfig(abi, plan.Network || plan.Egress)
-	rules := landlockRules(plan, cfg, mounts, ownTerminals())
+	rules, release, err := landlockRules(plan, cfg, mounts, ownTerminals())
+	if err != nil {
+		return err
+	}
+	defer release()
 	// The second layer, as on the thread path: nothing in /dev but the
 	// plan's devices and the terminals (root reads any device otherwise).
 	// Made first: the first layer may forbid listing /.
 	var devices []landlock.Rule
-	err := deviceLayer(plan, func(g Grant) error {
+	err = deviceLayer(plan, func(g Grant) error {
 		st, err := os.Stat(g.Path)
 		if rights := grantRights(g, err == nil && st.IsDir(), uint64(cfg.HandledAccessFS)); rights != 0 {
 			devices = append(devices, landlock.PathAccess(landlock.AccessFSSet(rights), g.Path).IgnoreIfMissing())

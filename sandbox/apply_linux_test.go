@@ -439,3 +439,35 @@ func TestApplyRejectsGarbage(t *testing.T) {
 		t.Fatal("Apply accepted a broken plan")
 	}
 }
+
+// TestApplySwappedToSymlink: a directory the plan grants by name (a piece
+// of a carved writable root, or of / carved around an unreadable path) is
+// replaced, between the plan and the command's start, by a symbolic link
+// to a place the plan does not grant — as a session running meanwhile
+// can do in the workspace. The grant must not follow the link: the
+// secret stays unreadable and the home unwritable.
+func TestApplySwappedToSymlink(t *testing.T) {
+	layers(t, func(t *testing.T, isolate bool) {
+		e := newEnv(t)
+		if err := os.WriteFile(e.ws+"/secret.env", []byte("TOKEN\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		plan := e.plan(t, func(p *policy.Sandbox) { p.DenyRead = append(p.DenyRead, e.ws+"/secret.env") })
+		if err := os.Rename(e.ws+"/src", e.ws+"/src-old"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(e.home, e.ws+"/src"); err != nil {
+			t.Fatal(err)
+		}
+		cmd := "cat " + e.home + "/.ssh/id_rsa"
+		mustFail(t, e.run(t, plan, isolate, cmd), cmd)
+		cmd = "echo pwned > " + e.home + "/.bashrc"
+		mustFail(t, e.run(t, plan, isolate, cmd), cmd)
+		if _, err := os.Stat(e.home + "/.bashrc"); err == nil {
+			t.Fatal("the command wrote the home's .bashrc through the swapped link")
+		}
+		// The rest of the workspace is as the plan says.
+		cmd = "echo ok > " + e.ws + "/README.md && cat " + e.ws + "/README.md"
+		mustPass(t, e.run(t, plan, isolate, cmd), cmd, "ok")
+	})
+}

@@ -807,6 +807,17 @@ func existingSockets(paths []string) []string {
 // links are skipped: a grant through one would land on its target,
 // wherever that is.
 func carve(root string, excluded []string, leaf Access) []Grant {
+	st, err := os.Lstat(root)
+	if err != nil {
+		return nil
+	}
+	return carveFrom(root, st.Mode().Type(), excluded, leaf)
+}
+
+// carveFrom is carve of root, whose file type is typ: the entries of a
+// directory come with theirs, so they need no stat of their own (a
+// listing of the home holds many).
+func carveFrom(root string, typ os.FileMode, excluded []string, leaf Access) []Grant {
 	var below []string
 	for _, e := range excluded {
 		if e == root {
@@ -816,12 +827,11 @@ func carve(root string, excluded []string, leaf Access) []Grant {
 			below = append(below, e)
 		}
 	}
-	st, err := os.Lstat(root)
-	if err != nil || st.Mode()&os.ModeSymlink != 0 {
+	if typ&os.ModeSymlink != 0 {
 		return nil
 	}
 	if len(below) == 0 {
-		return []Grant{{Path: root, Dir: st.IsDir(), Access: leaf}}
+		return []Grant{{Path: root, Dir: typ.IsDir(), Access: leaf}}
 	}
 	var out []Grant
 	entries, err := os.ReadDir(root)
@@ -829,7 +839,7 @@ func carve(root string, excluded []string, leaf Access) []Grant {
 		return out
 	}
 	for _, e := range entries {
-		out = append(out, carve(filepath.Join(root, e.Name()), below, leaf)...)
+		out = append(out, carveFrom(filepath.Join(root, e.Name()), e.Type(), below, leaf)...)
 	}
 	return out
 }

@@ -3,7 +3,10 @@
 package sandbox
 
 import (
+	"errors"
+
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 )
 
 // The Landlock rules of a plan are described once, here, and both ways
@@ -71,3 +74,28 @@ func grantRights(g Grant, dir bool, handled uint64) uint64 {
 	}
 	return rights & handled
 }
+
+// openGrant opens a grant's path (O_PATH, close-on-exec) for its rule.
+// Outside /dev no symbolic link is followed on the way, at any step: a
+// plan's paths are real (resolved, or carved past links), and one that is
+// a link now was changed since the plan was made — a session can swap a
+// directory of the workspace for a link to the home — so the rule would
+// land on whatever it points to. It is then skipped, as a path gone
+// since is: the command gets less, never more. /dev is the kernel's
+// (the sandbox cannot write there) and has links of its own (/dev/fd,
+// /dev/stdin). errSkipGrant says the path is gone or a link.
+func openGrant(path string) (int, error) {
+	var fd int
+	var err error
+	if path == "/dev" || within(path, "/dev") {
+		fd, err = unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	} else {
+		fd, err = unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	}
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) {
+		return -1, errSkipGrant
+	}
+	return fd, err
+}
+
+var errSkipGrant = errors.New("sandbox: the path is gone or a symbolic link since the plan was made")

@@ -23,10 +23,15 @@ func TestLandlockRulesAgree(t *testing.T) {
 			for abi := 1; abi <= 11; abi++ {
 				cfg := landlockConfig(abi, plan.Network)
 				var helper, thread []string
-				for _, r := range landlockRules(plan, cfg, true, []string{tty}) {
-					helper = append(helper, fmt.Sprint(r))
+				rules, release, err := landlockRules(plan, cfg, true, []string{tty})
+				if err != nil {
+					t.Fatal(err)
 				}
-				err := threadRules(plan, tty, uint64(cfg.HandledAccessFS), func(path string, _ int, rights uint64) error {
+				for _, r := range rules {
+					helper = append(helper, openedPath(fmt.Sprint(r)))
+				}
+				release()
+				err = threadRules(plan, tty, uint64(cfg.HandledAccessFS), func(path string, _ int, rights uint64) error {
 					thread = append(thread, fmt.Sprintf("REQUIRE %v for paths [%s]", landlock.AccessFSSet(rights), path))
 					return nil
 				})
@@ -46,6 +51,21 @@ func TestLandlockRulesAgree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openedPath names the file behind a rule's /proc/self/fd/N path (the
+// helper hands go-landlock the descriptors it opened).
+func openedPath(rule string) string {
+	i := strings.LastIndex(rule, "[/proc/self/fd/")
+	if i < 0 {
+		return rule
+	}
+	fdPath := strings.TrimSuffix(rule[i+1:], "]")
+	target, err := os.Readlink(fdPath)
+	if err != nil {
+		return rule
+	}
+	return rule[:i+1] + target + "]"
 }
 
 // existing keeps the rules whose path ("... for paths [P]") still exists.

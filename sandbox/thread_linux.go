@@ -338,7 +338,7 @@ func mountOwnTerminals() error {
 }
 
 // threadRules opens each path of [landlockGrants] in turn (skipping the
-// ones gone since the plan was made) and calls add with an O_PATH fd on
+// ones gone, or made links, since the plan was made: see openGrant) and calls add with an O_PATH fd on
 // it and its [grantRights] there, when not 0.
 func threadRules(plan Plan, tty string, handled uint64, add func(path string, fd int, rights uint64) error) error {
 	var terminals []string
@@ -354,10 +354,10 @@ func threadRules(plan Plan, tty string, handled uint64, add func(path string, fd
 }
 
 func threadRule(g Grant, handled uint64, add func(path string, fd int, rights uint64) error) error {
-	fd, err := unix.Open(g.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	fd, err := openGrant(g.Path)
 	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return nil // gone since the plan was made
+		if errors.Is(err, errSkipGrant) {
+			return nil // gone, or a link, since the plan was made
 		}
 		return fmt.Errorf("landlock: opening %q: %w", g.Path, err)
 	}

@@ -54,7 +54,7 @@ func ApplyThread(payload []byte, tty string) error {
 // refused socket calls go to a listener instead, handed to listen (see
 // [NetWatch]).
 func applyThread(payload []byte, tty string, listen func(fd int)) error {
-	plan, err := Unmarshal(payload)
+	plan, err := decoded.get(payload)
 	if err != nil {
 		return err
 	}
@@ -115,6 +115,37 @@ func applyThread(payload []byte, tty string, listen func(fd int)) error {
 		return nil
 	}
 	return applySeccompThread(plan)
+}
+
+// decoded keeps the last plan decoded (an agent's commands come in bursts
+// under one plan): decoding it is a tenth of the thread sandbox. A plan is
+// only read once decoded, so one copy serves every thread.
+var decoded lastPlan
+
+type lastPlan struct {
+	mu      sync.Mutex
+	payload string
+	plan    Plan
+}
+
+// get is Unmarshal(payload), from the last call's result when payload
+// is the same.
+func (c *lastPlan) get(payload []byte) (Plan, error) {
+	c.mu.Lock()
+	if c.payload != "" && c.payload == string(payload) {
+		plan := c.plan
+		c.mu.Unlock()
+		return plan, nil
+	}
+	c.mu.Unlock()
+	plan, err := Unmarshal(payload)
+	if err != nil {
+		return Plan{}, err
+	}
+	c.mu.Lock()
+	c.payload, c.plan = string(payload), plan
+	c.mu.Unlock()
+	return plan, nil
 }
 
 // rulesets keeps the Landlock rulesets of recent plans (for sessions

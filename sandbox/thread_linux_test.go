@@ -124,3 +124,28 @@ func TestRulesetCacheConcurrent(t *testing.T) {
 		t.Fatalf("%d rulesets kept, max 2", len(c.entries))
 	}
 }
+
+// TestLastPlan: the decoded plan is reused only for the same payload; a
+// bad payload is an error and leaves the kept plan as it was.
+func TestLastPlan(t *testing.T) {
+	a := Plan{Mode: "read-only", WritableRoots: []string{"/a"}}
+	b := Plan{Mode: "workspace-write", WritableRoots: []string{"/b"}}
+	pa, _ := a.Marshal()
+	pb, _ := b.Marshal()
+	var c lastPlan
+	for _, step := range []struct {
+		payload []byte
+		root    string
+	}{{pa, "/a"}, {pa, "/a"}, {pb, "/b"}, {pa, "/a"}} {
+		got, err := c.get(step.payload)
+		if err != nil || len(got.WritableRoots) != 1 || got.WritableRoots[0] != step.root {
+			t.Fatalf("payload for %s: got %v, %v", step.root, got.WritableRoots, err)
+		}
+	}
+	if _, err := c.get([]byte(`{"Mode":"nonsense"}`)); err == nil {
+		t.Fatal("a bad payload was accepted")
+	}
+	if got, err := c.get(pa); err != nil || got.WritableRoots[0] != "/a" {
+		t.Fatalf("after a bad payload: %v, %v", got.WritableRoots, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/unified-exec/unified-exec/approval"
+	"github.com/unified-exec/unified-exec/internal/tracepoint"
 	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
@@ -119,7 +120,9 @@ func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Resp
 // spawn starts the command as a session under mode's sandbox; the
 // attempt has exited when the session ended within its first window.
 func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, mode string, ev event) (*attempt, error) {
+	tracepoint.Mark("call: planning the sandbox")
 	sb, sandboxed, notes, plan, err := o.sandboxFor(o.pol.Sandbox, mode)
+	tracepoint.Mark("call: sandbox planned")
 	if err != nil {
 		ev.Event, ev.Sandbox, ev.Reason = "refused", mode, err.Error()
 		o.audit.write(ev)
@@ -141,13 +144,16 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 	}
 	watch := o.watch(sb, plan)
 	req.Sandbox = sb
+	tracepoint.Mark("call: starting the session")
 	resp, err := o.m.Exec(ctx, req)
+	tracepoint.Mark("call: answered")
 	watch.Started()
 	if err != nil {
 		watch.Close()
 		return nil, err
 	}
 	resp.Notes = append(resp.Notes, o.gitCheck(ev)...)
+	tracepoint.Mark("call: git checked")
 	a := &attempt{Mode: mode, Sandboxed: sandboxed, Exited: resp.ExitCode != nil, Output: resp.Output, resp: resp, notes: notes, plan: plan}
 	if a.Exited {
 		a.Code, a.Quick = *resp.ExitCode, true

@@ -23,6 +23,8 @@ import (
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
+
+	"github.com/unified-exec/unified-exec/internal/tracepoint"
 )
 
 // Start spawns the command of spec and starts pumping its output into
@@ -160,6 +162,7 @@ func (p *Process) start() error {
 	available, _ := ProcessLimitAvailable()
 	if spec.MaxProcs > 0 || (available && !isolate) {
 		// A thread prepared in a cgroup of its own, when there is one.
+		tracepoint.Mark("session: taking a prepared thread")
 		if p.spare = spec.Forker.take(); p.spare != nil {
 			p.limit = p.spare.limit
 			if err := p.limit.setMax(spec.MaxProcs); err != nil {
@@ -554,6 +557,7 @@ func (p *Process) drained() bool {
 // closes everything. Owner: the Process; it ends after the drain.
 func (p *Process) wait() {
 	err := p.cmd.Wait()
+	tracepoint.Mark("session: command exited")
 	reaped(p.cmd.Process.Pid)
 	st := statusFrom(p.cmd.ProcessState, err)
 	if p.status != nil {
@@ -577,6 +581,7 @@ func (p *Process) wait() {
 		// for ever and it would spin), the output sink's included.
 		p.input.SetWriteDeadline(time.Now())
 	}
+	tracepoint.Mark("session: its tree ended")
 	select {
 	case <-p.pumpEnd:
 	case <-time.After(drainCap):
@@ -597,6 +602,7 @@ func (p *Process) wait() {
 		// Everything still in the session's cgroup ends with it.
 		p.limit.kill()
 	}
+	tracepoint.Mark("session: output drained")
 	close(p.done)
 	// The cgroup is removed after the answer: its removal can wait for
 	// a grace period behind a preparation (see Forker.Refill).

@@ -11,6 +11,8 @@ import (
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/unified-exec/unified-exec/internal/tracepoint"
 )
 
 // MinThreadLandlockABI is the oldest Landlock ABI [ApplyThread] accepts:
@@ -64,15 +66,18 @@ func applyThread(payload []byte, tty string, listen func(fd int)) error {
 	if err := ThreadAvailable(); err != nil {
 		return err
 	}
+	tracepoint.Mark("thread sandbox: start")
 	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
 		return fmt.Errorf("mount: a mount namespace for the command: %w", err)
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("mount: making mounts private: %w", err)
 	}
+	tracepoint.Mark("thread sandbox: mount namespace")
 	if err := mountLayer(plan); err != nil {
 		return err
 	}
+	tracepoint.Mark("thread sandbox: mount layer")
 	if err := mountOwnTerminals(); err != nil {
 		return err
 	}
@@ -91,21 +96,26 @@ func applyThread(payload []byte, tty string, listen func(fd int)) error {
 	// /dev whole, and this session's, which lets nothing else through but
 	// its own devices and terminals (see mountOwnTerminals). A command may
 	// do what both allow.
+	tracepoint.Mark("thread sandbox: terminals, no_new_privs, capabilities")
 	fd, err := rulesets.get(payload, func() (int, error) { return landlockRuleset(plan) })
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
+	tracepoint.Mark("thread sandbox: the plan's Landlock layer")
 	devices, err := devicesRuleset(plan)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(devices)
+	tracepoint.Mark("thread sandbox: the device layer built")
 	for _, layer := range []int{fd, devices} {
 		if err := ll.LandlockRestrictSelf(layer, 0); err != nil {
 			return fmt.Errorf("landlock: restricting this thread: %w", err)
 		}
 	}
+	tracepoint.Mark("thread sandbox: Landlock applied")
+	defer tracepoint.Mark("thread sandbox: seccomp applied")
 	if listen != nil && listenable(plan) {
 		fd, err := applySeccompThreadListen(plan)
 		if err != nil {

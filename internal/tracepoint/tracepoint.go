@@ -1,9 +1,8 @@
 // Package tracepoint prints timings when UNIFIED_EXEC_TRACE is set — of
 // the start-up, and of each call's steps (planning the sandbox, the
 // thread sandbox's layers, the command's run): each Mark is one line on
-// stderr with the wall clock in
-// microseconds, the pid and a name, so lines of the processes of one run
-// can be merged and compared.
+// stderr with the wall clock in microseconds, the pid and a name, so
+// lines of the processes of one run can be merged and compared.
 package tracepoint
 
 import (

@@ -4,13 +4,16 @@ package integration
 
 import (
 	"fmt"
-	"github.com/unified-exec/unified-exec/internal/testreq"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/unified-exec/unified-exec/internal/testreq"
 
 	"github.com/unified-exec/unified-exec/ptyrun"
 )
@@ -94,5 +97,49 @@ func TestWrapProcessLimit(t *testing.T) {
 	fmt.Sscanf(out[i:], "forked %d", &n)
 	if code != 0 || !strings.Contains(out, "refused") || n >= 32 {
 		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}
+
+// TestProgramKilledCgroupsRemoved: when the program is killed (the OOM
+// killer picks the biggest process) while sessions run, the relay removes
+// their cgroups and the prepared ones, all named after it; nothing waits
+// for the next start's stale cleanup.
+func TestProgramKilledCgroupsRemoved(t *testing.T) {
+	dir, pf := processLimitPolicy(t, 64)
+	s := startServer(t, serverOpts{args: []string{"--policy", pf}, workspace: dir})
+	text := s.exec(map[string]any{"cmd": "grep pids /proc/self/cgroup; sleep 60", "yield_time_ms": 500})
+	m := regexp.MustCompile(`pids:(/\S*unified-exec-\S+)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the session runs in no session cgroup:\n%s", text)
+	}
+	parent := filepath.Dir(filepath.Join("/sys/fs/cgroup/pids", m[1]))
+	relay := s.cmd.Process.Pid
+	own := func() []string {
+		found, _ := filepath.Glob(filepath.Join(parent, fmt.Sprintf("unified-exec-%d-*", relay)))
+		return found
+	}
+	if len(own()) == 0 {
+		t.Fatalf("no cgroup named after the relay in %s", parent)
+	}
+	// The program is the relay's one child (forked by any of its threads).
+	var children []string
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", relay))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(task)
+		children = append(children, strings.Fields(string(b))...)
+	}
+	if len(children) != 1 {
+		t.Fatalf("the relay's children: %q, want the program alone", children)
+	}
+	program, _ := strconv.Atoi(children[0])
+	if err := syscall.Kill(program, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(own()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("cgroups of the killed program left: %v", own())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

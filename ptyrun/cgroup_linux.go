@@ -170,6 +170,38 @@ func removeStaleCgroups(root string) {
 
 const staleAfter = time.Minute
 
+// removeOwnCgroups removes, in the relay, the session cgroups (and the
+// prepared ones) of a program that was killed before it could: they are
+// named after the relay. The sessions' processes died with the program's
+// namespace; a cgroup is removed once its last one has finished exiting
+// (waited for up to ownCgroupsWait).
+func removeOwnCgroups() {
+	findPidsRoot()
+	if pidsRoot.err != nil {
+		return
+	}
+	prefix := cgroupPrefix + strconv.Itoa(os.Getpid()) + "-"
+	for deadline := time.Now().Add(ownCgroupsWait); ; time.Sleep(10 * time.Millisecond) {
+		entries, err := os.ReadDir(pidsRoot.dir)
+		if err != nil {
+			return
+		}
+		left := 0
+		for _, e := range entries {
+			if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
+				if err := syscall.Rmdir(filepath.Join(pidsRoot.dir, e.Name())); err != nil && err != syscall.ENOENT {
+					left++
+				}
+			}
+		}
+		if left == 0 || time.Now().After(deadline) {
+			return
+		}
+	}
+}
+
+const ownCgroupsWait = 2 * time.Second
+
 // newProcLimit creates the session cgroup with pids.max = max (no limit
 // for 0).
 func newProcLimit(max int, marker string) (*procLimit, error) {

@@ -147,6 +147,11 @@ func runInNamespace() (code int, ok bool) {
 	close(done)
 	<-forwarded
 	tracepoint.Mark("relay: program exited")
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		// Killed (the OOM killer picks the biggest process): its
+		// sessions died with its namespace, their cgroups are left.
+		removeOwnCgroups()
+	}
 	if saved != nil {
 		// The program puts the terminal in raw mode while a command has
 		// one of its own; killed or crashed, it could not put it back.

@@ -784,10 +784,23 @@ func (p *Process) Signal(sig syscall.Signal) error {
 // of the session: the PID namespace's init forwards to all it holds; without
 // one, processes are found by the marker in their environment.
 func (p *Process) killTree(sig syscall.Signal) error {
+	select {
+	case <-p.done:
+		// Ended and reaped, its tree with it: the leader's number, and
+		// its group's, may be another process's by now.
+		return nil
+	default:
+	}
 	pid := p.cmd.Process.Pid
 	err := syscall.Kill(-pid, sig)
 	if err == syscall.ESRCH {
-		err = syscall.Kill(pid, sig)
+		select {
+		case <-p.exited:
+			// Reaped: the number is no longer the leader's.
+			err = nil
+		default:
+			err = syscall.Kill(pid, sig)
+		}
 	}
 	isolated := p.spec.Helper != nil && p.spec.Helper.Isolate
 	if !isolated {

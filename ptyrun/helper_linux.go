@@ -405,8 +405,10 @@ func reapOrphans(pids []int) {
 	for len(pending) > 0 && time.Now().Before(deadline) {
 		var next []int
 		for _, pid := range pending {
-			var ws syscall.WaitStatus
-			wpid, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+			if ownedChild(pid) {
+				continue // another session's leader now: its owner reaps it
+			}
+			wpid, err := reapIfUnowned(pid)
 			if wpid == pid {
 				continue // reaped
 			}

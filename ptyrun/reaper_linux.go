@@ -24,11 +24,10 @@ var children struct {
 }
 
 // startChild starts cmd, recording its process as one whose owner reaps
-// it.
+// it: neither the reaper nor a session's end (reapOrphans, which waits for
+// numbers it saw earlier and that may be another child's by now) ever
+// reaps it.
 func startChild(cmd *exec.Cmd) error {
-	if !insideOwn {
-		return cmd.Start()
-	}
 	children.spawning.RLock()
 	defer children.spawning.RUnlock()
 	err := cmd.Start()
@@ -46,14 +45,29 @@ func startChild(cmd *exec.Cmd) error {
 // reaped says that the owner of a child recorded by startChild has reaped
 // it (its Wait returned): the number may now be another's.
 func reaped(pid int) {
-	if !insideOwn {
-		return
-	}
 	children.mu.Lock()
 	delete(children.owned, pid)
 	children.mu.Unlock()
-	// A new orphan may have died under this number meanwhile.
-	reapUnowned()
+	if insideOwn {
+		// A new orphan may have died under this number meanwhile.
+		reapUnowned()
+	}
+}
+
+// reapIfUnowned reaps pid if it is a zombie child of ours that no owner
+// waits for; it returns what wait4 did (0 and no error: still running,
+// or someone else's to reap).
+func reapIfUnowned(pid int) (int, error) {
+	children.spawning.Lock()
+	defer children.spawning.Unlock()
+	children.mu.Lock()
+	mine := children.owned[pid]
+	children.mu.Unlock()
+	if mine {
+		return 0, nil
+	}
+	var ws syscall.WaitStatus
+	return syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
 }
 
 // startReaper reaps the namespace's orphans on every SIGCHLD. It runs
@@ -96,4 +110,11 @@ func reapUnowned() {
 			syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
 		}
 	}
+}
+
+// ownedChild reports whether pid is a child of ours whose owner reaps it.
+func ownedChild(pid int) bool {
+	children.mu.Lock()
+	defer children.mu.Unlock()
+	return children.owned[pid]
 }

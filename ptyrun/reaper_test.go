@@ -116,3 +116,32 @@ func TestSessionMountNSReleased(t *testing.T) {
 		t.Fatalf("after the session: its mount namespace %q, held open %v", ns, held)
 	}
 }
+
+// TestOrphanReapSparesOwned: a session's end waits for the numbers it saw
+// (reapOrphans); one of them may belong by then to another session's
+// leader, a child of ours that its owner waits for. That child, even a
+// zombie at that moment, is left to its owner, who still gets its exit
+// status; a zombie nobody owns is reaped.
+func TestOrphanReapSparesOwned(t *testing.T) {
+	owned := exec.Command("/bin/sh", "-c", "exit 7")
+	if err := startChild(owned); err != nil {
+		t.Fatal(err)
+	}
+	orphan, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitZombie(t, owned.Process.Pid)
+	waitZombie(t, orphan)
+
+	reapOrphans([]int{owned.Process.Pid, orphan})
+
+	if _, err := os.Stat("/proc/" + strconv.Itoa(orphan)); !os.IsNotExist(err) {
+		t.Fatalf("the unowned zombie %d was not reaped", orphan)
+	}
+	err = owned.Wait()
+	reaped(owned.Process.Pid)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
+		t.Fatalf("the owner of a child got %v, want exit status 7", err)
+	}
+}

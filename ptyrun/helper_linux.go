@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -429,6 +430,41 @@ func reapOrphans(pids []int) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
+}
+
+// seenProc is a process as a kill found it: its number, and its start
+// time (clock ticks after boot), which tells it from a later process that
+// gets the same number.
+type seenProc struct {
+	pid   int
+	start uint64
+}
+
+// same reports whether the process numbered s.pid is still the one seen.
+func (s seenProc) same() bool {
+	start := procStart(s.pid)
+	return start != 0 && start == s.start
+}
+
+// procStart is pid's start time in clock ticks after boot; 0 when it is
+// gone. A zombie keeps it.
+func procStart(pid int) uint64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	// Fields after "(comm)" start with the state, field 3; starttime is
+	// field 22.
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 22-2 {
+		return 0
+	}
+	start, _ := strconv.ParseUint(f[22-3], 10, 64)
+	return start
 }
 
 func ppidOf(pid int) int {

@@ -35,6 +35,15 @@ func reapOrphans([]int) {}
 
 func sessionMembers(int) []int { return nil }
 
+type seenProc struct {
+	pid   int
+	start uint64
+}
+
+func procStart(int) uint64 { return 0 }
+
+func (seenProc) same() bool { return false }
+
 // WaitingForInput is false: only Linux exposes what a process waits on.
 func (p *Process) WaitingForInput() bool { return false }
 

@@ -132,7 +132,7 @@ type Process struct {
 	mu     sync.Mutex
 	exit   ExitStatus
 	killed bool
-	seen   []int // descendants found by their marker, to reap once dead
+	seen   []seenProc // descendants found by their marker, to reap once dead
 }
 
 func (p *Process) start() error {
@@ -817,8 +817,17 @@ func (p *Process) killTree(sig syscall.Signal) error {
 			syscall.Kill(q, sig)
 		}
 		p.mu.Lock()
-		p.seen = append(p.seen, marked...)
-		seen := append([]int(nil), p.seen...)
+		for _, q := range marked {
+			p.seen = append(p.seen, seenProc{q, procStart(q)})
+		}
+		// Only those that are still what was seen: a number seen at an
+		// earlier kill (a forwarded signal) may be another process's now.
+		var seen []int
+		for _, q := range p.seen {
+			if q.same() {
+				seen = append(seen, q.pid)
+			}
+		}
 		p.mu.Unlock()
 		if sig == syscall.SIGKILL && subreaperSet.Load() {
 			// Never the leader: wait reaps it, and would find no status

@@ -145,3 +145,25 @@ func TestOrphanReapSparesOwned(t *testing.T) {
 		t.Fatalf("the owner of a child got %v, want exit status 7", err)
 	}
 }
+
+// TestSeenProcIdentity: a process seen at a kill is told from a later one
+// given the same number by its start time.
+func TestSeenProcIdentity(t *testing.T) {
+	c := exec.Command("sleep", "30")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := c.Process.Pid
+	seen := seenProc{pid, procStart(pid)}
+	if seen.start == 0 || !seen.same() {
+		t.Fatalf("a live process is not the one seen: %+v", seen)
+	}
+	if (seenProc{pid, seen.start + 1}).same() {
+		t.Fatal("a process with another start time passed for the one seen")
+	}
+	c.Process.Kill()
+	c.Wait()
+	if seen.same() {
+		t.Fatal("a reaped process passed for the one seen")
+	}
+}

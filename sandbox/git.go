@@ -496,6 +496,11 @@ func looksLikeGitdir(dir string) bool {
 	return err == nil
 }
 
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
 func isDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
@@ -580,6 +585,12 @@ func gitRoots(roots []string, home string) (extra, notes []string) {
 		if g == "" || slices.ContainsFunc(roots, func(x string) bool { return g == x || within(g, x) }) {
 			continue
 		}
+		if g == "/dev" || within(g, "/dev") {
+			// /dev/shm is writable from inside: a command could plant
+			// both the gitdir and its pointer back.
+			notes = append(notes, fmt.Sprintf("%s names the gitdir %s, in /dev, where commands can write: that repository stays read-only", dotgit, g))
+			continue
+		}
 		back := ""
 		if b := readLine(filepath.Join(g, "gitdir")); b != "" {
 			back = resolvePath(b, g, home)
@@ -595,8 +606,17 @@ func gitRoots(roots []string, home string) (extra, notes []string) {
 		}
 		extra = append(extra, g)
 		if c := readLine(filepath.Join(g, "commondir")); c != "" {
-			if common := resolveFrom(g, c); common != "" {
+			// A linked worktree's gitdir is <common>/worktrees/<name>:
+			// only that common directory is one it commits into. Any
+			// other the file names would be made writable on its word.
+			common := resolveFrom(g, c)
+			parent := filepath.Dir(g)
+			switch {
+			case common == "":
+			case common == filepath.Dir(parent) && filepath.Base(parent) == "worktrees" && isFile(filepath.Join(common, "HEAD")):
 				extra = append(extra, common)
+			default:
+				notes = append(notes, fmt.Sprintf("%s names the common directory %s, which is not the repository it lies in: that directory stays read-only", filepath.Join(g, "commondir"), common))
 			}
 		}
 	}

@@ -497,3 +497,73 @@ func FuzzParseGitConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestCompileGitPlantedGitdir: a command writes a .git file into the
+// workspace naming a gitdir it planted where it can write outside the
+// writable roots (/dev/shm), with the pointer back and a commondir naming
+// any directory (the home): the next plan makes neither writable. A
+// gitdir outside that names the workspace back but whose commondir is not
+// the repository it lies in does not widen the roots to that directory
+// either.
+func TestCompileGitPlantedGitdir(t *testing.T) {
+	if _, err := os.Stat("/dev/shm"); err != nil {
+		t.Skip("no /dev/shm here")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, target := root+"/ws", root+"/home"
+	mkdir(t, ws)
+	mkdir(t, target)
+	shm, err := os.MkdirTemp("/dev/shm", "planted-gitdir-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(shm)
+	write := func(name, body string) {
+		t.Helper()
+		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(ws+"/.git", "gitdir: "+shm+"\n")
+	write(shm+"/gitdir", ws+"/.git\n")
+	write(shm+"/commondir", target+"\n")
+	write(shm+"/HEAD", "ref: refs/heads/main\n")
+	write(target+"/HEAD", "ref: refs/heads/main\n")
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	t.Setenv("TMPDIR", "")
+	plan, err := Compile(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(plan.WritableRoots, []string{ws}) {
+		t.Fatalf("a gitdir planted in /dev/shm widened the writable roots: %v", plan.WritableRoots)
+	}
+	if !slices.ContainsFunc(plan.Notes, func(n string) bool { return strings.Contains(n, "in /dev") }) {
+		t.Errorf("no note: %v", plan.Notes)
+	}
+
+	// The same gitdir outside every writable area (as if it had been
+	// there before): the gitdir counts, the foreign commondir does not.
+	admin := root + "/elsewhere/gitdir"
+	mkdir(t, admin)
+	write(ws+"/.git", "gitdir: "+admin+"\n")
+	write(admin+"/gitdir", ws+"/.git\n")
+	write(admin+"/commondir", target+"\n")
+	plan, err = Compile(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(plan.WritableRoots, target) {
+		t.Fatalf("a commondir that is not the gitdir's repository became writable: %v", plan.WritableRoots)
+	}
+	if !slices.Contains(plan.WritableRoots, admin) {
+		t.Errorf("the gitdir naming the workspace back is not writable: %v", plan.WritableRoots)
+	}
+	if !slices.ContainsFunc(plan.Notes, func(n string) bool { return strings.Contains(n, "not the repository it lies in") }) {
+		t.Errorf("no note: %v", plan.Notes)
+	}
+}

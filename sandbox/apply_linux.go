@@ -132,9 +132,10 @@ func mountLayer(plan Plan) error {
 		return err
 	}
 	kept := dedupe(slices.Concat(plan.ReadOnlyFiles, plan.Protected))
-	// A covered socket's folders too: moved, they would take the socket
-	// out of the path the next command's plan finds it by.
-	if err := pin(plan.WritableRoots, dedupe(slices.Concat(kept, plan.Sockets))); err != nil {
+	// A covered socket's folders too, and an unreadable path's: moved,
+	// they would take it out of the path the next command's plan finds
+	// it by, and nothing would cover it there.
+	if err := pin(plan.WritableRoots, dedupe(slices.Concat(kept, plan.Sockets, plan.DenyRead))); err != nil {
 		return err
 	}
 	for _, p := range kept {

@@ -471,3 +471,27 @@ func TestApplySwappedToSymlink(t *testing.T) {
 		mustPass(t, e.run(t, plan, isolate, cmd), cmd, "ok")
 	})
 }
+
+// TestApplyDenyReadFolderPinned: an unreadable path deeper in a writable
+// root cannot be taken out of its listed path by moving a folder on the
+// way (the next plan would no longer find it, and nothing would cover
+// it): the move fails, and no later command reads it.
+func TestApplyDenyReadFolderPinned(t *testing.T) {
+	layers(t, func(t *testing.T, isolate bool) {
+		e := newEnv(t)
+		if err := os.MkdirAll(e.ws+"/secret/deeper", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(e.ws+"/secret/deeper/creds.txt", []byte("CREDS\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mod := func(p *policy.Sandbox) { p.DenyRead = append(p.DenyRead, e.ws+"/secret/deeper/creds.txt") }
+		for _, cmd := range []string{"mv secret secret2", "mv secret/deeper secret/moved"} {
+			e.run(t, e.plan(t, mod), isolate, cmd)
+			r := e.run(t, e.plan(t, mod), isolate, "cat secret2/deeper/creds.txt secret/moved/creds.txt secret/deeper/creds.txt 2>&1")
+			if strings.Contains(r.Output, "CREDS") {
+				t.Fatalf("after %q the unreadable file was read: %q", cmd, r.Output)
+			}
+		}
+	})
+}

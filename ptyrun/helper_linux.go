@@ -392,6 +392,19 @@ func runInit(path string, h helperHeader, env []string, status *os.File) int {
 	}
 }
 
+// waitExited waits until pid, a child of ours, has exited, without
+// reaping it; false when it could not wait so (the child is then waited
+// for the usual way).
+func waitExited(pid int) bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return err == nil
+		}
+	}
+}
+
 // reapWait bounds how long reapOrphans waits for killed processes to die:
 // one stuck in the kernel (a hung network file system) must not hold the
 // end of its session for ever.

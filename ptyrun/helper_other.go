@@ -35,6 +35,8 @@ func reapOrphans([]int) {}
 
 func sessionMembers(int) []int { return nil }
 
+func waitExited(int) bool { return false }
+
 type seenProc struct {
 	pid   int
 	start uint64

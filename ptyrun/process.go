@@ -556,9 +556,32 @@ func (p *Process) drained() bool {
 // wait reaps the leader, ends the rest of the tree, drains the output and
 // closes everything. Owner: the Process; it ends after the drain.
 func (p *Process) wait() {
-	err := p.cmd.Wait()
-	tracepoint.Mark("session: command exited")
-	reaped(p.cmd.Process.Pid)
+	pid := p.cmd.Process.Pid
+	// No descendant outlives its session: a PID namespace is already gone
+	// with its init; otherwise end what is left of the tree — while the
+	// leader has exited but is not reaped yet (where the platform can
+	// wait so): until it is, its number, and so its group's and its
+	// session's, is no one else's, and the kill cannot reach a process
+	// that got it since.
+	endTree := p.spec.Helper == nil || !p.spec.Helper.Isolate
+	var err error
+	if waitExited(pid) {
+		tracepoint.Mark("session: command exited")
+		if leaderExited != nil {
+			leaderExited(pid)
+		}
+		if endTree {
+			p.killTree(syscall.SIGKILL)
+		}
+		err = p.cmd.Wait()
+	} else {
+		err = p.cmd.Wait()
+		tracepoint.Mark("session: command exited")
+		if endTree {
+			p.killTree(syscall.SIGKILL)
+		}
+	}
+	reaped(pid)
 	st := statusFrom(p.cmd.ProcessState, err)
 	if p.status != nil {
 		if hs, ok := readHelperStatus(p.status); ok {
@@ -570,11 +593,6 @@ func (p *Process) wait() {
 	p.exit = st
 	p.mu.Unlock()
 	close(p.exited)
-	// No descendant outlives its session: a PID namespace is already gone
-	// with its init; otherwise end what is left of the tree.
-	if p.spec.Helper == nil || !p.spec.Helper.Isolate {
-		p.killTree(syscall.SIGKILL)
-	}
 	if p.input != nil {
 		// Nobody is left to read the terminal: a Write waiting for room
 		// ends now (once the terminal hangs up, the poller would wake it
@@ -783,6 +801,10 @@ func (p *Process) Signal(sig syscall.Signal) error {
 // killTree signals the leader's process group, and every other process
 // of the session: the PID namespace's init forwards to all it holds; without
 // one, processes are found by the marker in their environment.
+// leaderExited, when set (by tests), is called once a session's leader
+// has exited, before its tree is ended and it is reaped.
+var leaderExited func(pid int)
+
 func (p *Process) killTree(sig syscall.Signal) error {
 	select {
 	case <-p.done:

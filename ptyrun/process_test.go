@@ -382,3 +382,44 @@ func TestKillAfterExitSparesReusedPid(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionEndSparesNewcomerWithLeaderPid: between the leader's exit and
+// the kill of what is left of its session, a new process that got the
+// leader's number and made itself a session of its own (sid = that
+// number, as every session leader is) must not be killed with the old
+// session. The number is handed out on purpose (ns_last_pid, root only):
+// with the leader still unreaped it cannot be, so the newcomer gets
+// another and lives.
+func TestSessionEndSparesNewcomerWithLeaderPid(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("handing a chosen pid to a new process (ns_last_pid) needs root")
+	}
+	var newcomer *exec.Cmd
+	leaderExited = func(pid int) {
+		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
+			t.Errorf("ns_last_pid: %v", err)
+			return
+		}
+		c := exec.Command("sleep", "30")
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := c.Start(); err != nil {
+			t.Errorf("starting the newcomer: %v", err)
+			return
+		}
+		newcomer = c
+	}
+	defer func() { leaderExited = nil }()
+	p, err := Start(Spec{Argv: []string{"/bin/true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	leaderExited = nil
+	if newcomer == nil {
+		t.Fatal("the hook never ran")
+	}
+	defer func() { newcomer.Process.Kill(); newcomer.Wait() }()
+	if state, _, _, _ := procStat(newcomer.Process.Pid); state == "Z" || state == "" {
+		t.Fatalf("the newcomer (pid %d, the leader was %d) died with the old session", newcomer.Process.Pid, p.Pid())
+	}
+}

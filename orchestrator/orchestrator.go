@@ -106,6 +106,12 @@ func New(cfg Config) (_ *Orchestrator, err error) {
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("workspace %q is not a directory", ws)
 	}
+	// Resolved once: a link on the way that a command later repoints
+	// (one under /tmp) cannot move the workspace; each plan checks that
+	// the path still leads there without such a link.
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real
+	}
 	o.ws = ws
 	o.home, _ = os.UserHomeDir()
 	if cfg.Status != nil {

@@ -135,7 +135,13 @@ func mountLayer(plan Plan) error {
 	// A covered socket's folders too, and an unreadable path's: moved,
 	// they would take it out of the path the next command's plan finds
 	// it by, and nothing would cover it there.
-	if err := pin(plan.WritableRoots, dedupe(slices.Concat(kept, plan.Sockets, plan.DenyRead))); err != nil {
+	// A writable root inside another is pinned itself (pin makes the
+	// folders above a kept path mount points: one below it stands for it).
+	var nested []string
+	for _, n := range plan.NestedRoots {
+		nested = append(nested, filepath.Join(n, "pinned"))
+	}
+	if err := pin(plan.WritableRoots, dedupe(slices.Concat(kept, plan.Sockets, plan.DenyRead, nested))); err != nil {
 		return err
 	}
 	for _, p := range kept {

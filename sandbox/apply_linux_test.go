@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -492,6 +493,71 @@ func TestApplyDenyReadFolderPinned(t *testing.T) {
 			if strings.Contains(r.Output, "CREDS") {
 				t.Fatalf("after %q the unreadable file was read: %q", cmd, r.Output)
 			}
+		}
+	})
+}
+
+// TestApplyNestedRootSwapped: a workspace inside another writable root
+// (as one under /tmp is) is moved away by a command and a link to the
+// home made in its place; likewise a $TMPDIR that a command makes a link
+// to the home. The next command must not write the home: with mounts
+// the move fails (the nested root is pinned); without, or whatever
+// happened, the next plan refuses a root reached through a link a
+// command could have made.
+func TestApplyNestedRootSwapped(t *testing.T) {
+	layers(t, func(t *testing.T, isolate bool) {
+		e := newEnv(t)
+		outer := e.root + "/outer"
+		ws := outer + "/ws"
+		if err := os.MkdirAll(ws, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mod := func(p *policy.Sandbox) { p.WritableRoots = []string{outer} }
+		compile := func() (sandbox.Plan, error) {
+			p := policy.DefaultSandbox()
+			p.ExcludeSlashTmp = true
+			mod(&p)
+			return sandbox.Compile(p, ws)
+		}
+		plan, err := compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := sandboxtest.Run(t, plan, "cd "+outer+" && mv ws ws-old && ln -s "+e.home+" ws", sandboxtest.Options{Dir: outer, Isolate: isolate})
+		t.Logf("moving the workspace away: exit %d %q", r.Code, r.Output)
+		plan, err = compile()
+		t.Logf("the next plan: %v", err)
+		if err != nil {
+			if !strings.Contains(err.Error(), "symbolic link") {
+				t.Fatalf("the next plan failed, but not for the link: %v", err)
+			}
+		} else {
+			cmd := "echo pwned >> " + e.home + "/notes.txt; echo pwned > " + e.home + "/pwned.txt"
+			sandboxtest.Run(t, plan, cmd, sandboxtest.Options{Dir: outer, Isolate: isolate})
+			if _, err := os.Stat(e.home + "/pwned.txt"); err == nil || readFile(t, e.home+"/notes.txt") != "notes\n" {
+				t.Fatal("the home was written through the swapped workspace")
+			}
+		}
+
+		// $TMPDIR named inside a writable root, missing: a command makes
+		// it a link to the home.
+		os.RemoveAll(ws)
+		os.Remove(ws)
+		if err := os.MkdirAll(ws, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("TMPDIR", outer+"/tmpdir")
+		plan, err = compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sandboxtest.Run(t, plan, "ln -s "+e.home+" "+outer+"/tmpdir", sandboxtest.Options{Dir: ws, Isolate: isolate})
+		plan, err = compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(plan.WritableRoots, e.home) {
+			t.Fatalf("$TMPDIR made a link to the home made the home writable: %v", plan.WritableRoots)
 		}
 	})
 }

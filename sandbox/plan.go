@@ -98,6 +98,10 @@ type Plan struct {
 	// are writable in a mount namespace but for their Protected paths
 	// (hooks/, config, ...), and carved whole, so read-only, without one.
 	GitDirs []string `json:"git_dirs,omitempty"`
+	// NestedRoots are writable roots inside another one (the workspace
+	// under /tmp): granted with it, and pinned by the mount layer, so that
+	// no command can move one away and put a link in its place.
+	NestedRoots []string `json:"nested_roots,omitempty"`
 	// MakeDirs are absent directories git would take hooks from (a
 	// gitdir's hooks/, the directory a core.hooksPath names): Apply makes
 	// each, empty, before the mounts, so that it can be covered.
@@ -166,7 +170,7 @@ func Unmarshal(b []byte) (Plan, error) {
 			}
 		}
 	}
-	for _, list := range [][]string{p.WritableRoots, p.Protected, p.DenyRead, p.ReadOnlyFiles, p.Sockets, p.GitDirs, p.MakeDirs, p.MakeFiles} {
+	for _, list := range [][]string{p.WritableRoots, p.Protected, p.DenyRead, p.ReadOnlyFiles, p.Sockets, p.GitDirs, p.MakeDirs, p.MakeFiles, p.NestedRoots} {
 		for _, s := range list {
 			if !filepath.IsAbs(s) {
 				return Plan{}, fmt.Errorf("sandbox: plan names a relative path %q", s)
@@ -327,6 +331,11 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	if abs, err := filepath.Abs(workspace); err == nil {
+		if link := plantableLink(abs, roots); link != "" {
+			return Plan{}, fmt.Errorf("sandbox: the workspace %s is reached through the symbolic link %s, which lies where commands can write: a command may have made it (moved the workspace away and put the link in its place); check it, and give the workspace's real path", abs, link)
+		}
+	}
 	plan.Notes = append(plan.Notes, notes...)
 	if commit && len(roots) > 0 {
 		// A workspace that is a linked worktree commits into a gitdir
@@ -438,6 +447,7 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	}
 	plan.Protected = dedupe(protected)
 	plan.WritableRoots = outermost(roots)
+	plan.NestedRoots = slices.DeleteFunc(slices.Clone(roots), func(r string) bool { return slices.Contains(plan.WritableRoots, r) })
 	for _, d := range plan.DenyRead {
 		if slices.ContainsFunc(plan.WritableRoots, func(r string) bool { return r == d || within(r, d) }) {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("unreadable %s holds a writable root: the writable root stays readable", d))
@@ -509,7 +519,54 @@ func writableRoots(p policy.Sandbox, ws, home string) (roots, tmp, notes []strin
 	// tmp: the shared temporary directories, unless one is the
 	// workspace's or a configured root's.
 	tmp = slices.DeleteFunc(tmp, func(t string) bool { return slices.Contains(own, t) })
+	// A root reached through a symbolic link that lies where commands can
+	// write (another root, /dev/shm) may be one a command pointed
+	// anywhere — the workspace moved away under /tmp and a link to the
+	// home made in its place: it is refused.
+	configured := map[string]string{}
+	for _, r := range p.WritableRoots {
+		configured[expand(r, home)] = "writable root"
+	}
+	if !p.ExcludeSlashTmp {
+		configured["/tmp"] = "/tmp"
+	}
+	if t := os.Getenv("TMPDIR"); t != "" && !p.ExcludeTmpdirEnvVar {
+		configured[t] = "$TMPDIR"
+	}
+	for path, what := range configured {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(ws, path)
+		}
+		link := plantableLink(path, roots)
+		if link == "" {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%s %s is reached through the symbolic link %s, which lies where commands can write: not writable", what, path, link))
+		roots = slices.DeleteFunc(roots, func(r string) bool { return r == real })
+		tmp = slices.DeleteFunc(tmp, func(r string) bool { return r == real })
+	}
 	return dedupe(roots), tmp, notes, nil
+}
+
+// plantableLink returns the first symbolic link on path (the path itself
+// included) that lies inside one of roots or in /dev (where commands can
+// write, and so could have made it), or "".
+func plantableLink(path string, roots []string) string {
+	path = filepath.Clean(path)
+	for prefix := path; prefix != "/" && prefix != "."; prefix = filepath.Dir(prefix) {
+		st, err := os.Lstat(prefix)
+		if err != nil || st.Mode()&os.ModeSymlink == 0 {
+			continue
+		}
+		if prefix == "/dev" || within(prefix, "/dev") || slices.ContainsFunc(roots, func(r string) bool { return within(prefix, r) }) {
+			return prefix
+		}
+	}
+	return ""
 }
 
 // carveWrite computes Write: the writable roots carved around the

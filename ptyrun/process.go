@@ -128,6 +128,9 @@ type Process struct {
 	waitMu   sync.Mutex
 	lastSeen string
 
+	// killMu makes the passes of killTree one after the other.
+	killMu sync.Mutex
+
 	// mu guards the fields below.
 	mu     sync.Mutex
 	exit   ExitStatus
@@ -806,6 +809,11 @@ func (p *Process) Signal(sig syscall.Signal) error {
 var leaderExited func(pid int)
 
 func (p *Process) killTree(sig syscall.Signal) error {
+	// One pass at a time: the end's SIGKILL pass must see what a SIGTERM
+	// pass still scanning found (its processes, dying, may no longer be
+	// found by their environment), or it would leave them zombies.
+	p.killMu.Lock()
+	defer p.killMu.Unlock()
 	select {
 	case <-p.done:
 		// Ended and reaped, its tree with it: the leader's number, and

@@ -561,3 +561,47 @@ func TestApplyNestedRootSwapped(t *testing.T) {
 		}
 	})
 }
+
+// TestApplyTmpdirThroughLinkTarget: $TMPDIR is a link of the user's own
+// (in the home) to a folder under a writable root that does not exist
+// (yet); a command makes that folder a link to a directory outside the
+// roots. The next plan must not make that directory writable: the link
+// the command made lies where commands write, even if it is only met by
+// following the user's.
+func TestApplyTmpdirThroughLinkTarget(t *testing.T) {
+	layers(t, func(t *testing.T, isolate bool) {
+		e := newEnv(t)
+		outer, target := e.root+"/outer", e.root+"/target"
+		for _, d := range []string{outer, target} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Symlink(outer+"/x", e.home+"/tmp"); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("TMPDIR", e.home+"/tmp")
+		compile := func() sandbox.Plan {
+			p := policy.DefaultSandbox()
+			p.ExcludeSlashTmp = true
+			p.WritableRoots = []string{outer}
+			plan, err := sandbox.Compile(p, e.ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return plan
+		}
+		sandboxtest.Run(t, compile(), "ln -s "+target+" "+outer+"/x", sandboxtest.Options{Dir: e.ws, Isolate: isolate})
+		if _, err := os.Lstat(outer + "/x"); err != nil {
+			t.Fatalf("the command could not make the link: %v", err)
+		}
+		plan := compile()
+		if slices.Contains(plan.WritableRoots, target) {
+			t.Fatalf("a link made inside a writable root, met through $TMPDIR's own link, made %s writable: %v", target, plan.WritableRoots)
+		}
+		sandboxtest.Run(t, plan, "echo pwned > "+target+"/pwned.txt", sandboxtest.Options{Dir: e.ws, Isolate: isolate})
+		if _, err := os.Stat(target + "/pwned.txt"); err == nil {
+			t.Fatal("the command wrote outside the roots")
+		}
+	})
+}

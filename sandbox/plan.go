@@ -552,19 +552,46 @@ func writableRoots(p policy.Sandbox, ws, home string) (roots, tmp, notes []strin
 	return dedupe(roots), tmp, notes, nil
 }
 
-// plantableLink returns the first symbolic link on path (the path itself
-// included) that lies inside one of roots or in /dev (where commands can
-// write, and so could have made it), or "".
+// plantableLink returns the first symbolic link met on the way to path,
+// followed as the kernel follows it (a link's target is walked too),
+// that lies inside one of roots or in /dev — where commands can write,
+// and so could have made it — or "".
 func plantableLink(path string, roots []string) string {
-	path = filepath.Clean(path)
-	for prefix := path; prefix != "/" && prefix != "."; prefix = filepath.Dir(prefix) {
-		st, err := os.Lstat(prefix)
-		if err != nil || st.Mode()&os.ModeSymlink == 0 {
+	plantable := func(p string) bool {
+		return p == "/dev" || within(p, "/dev") || slices.ContainsFunc(roots, func(r string) bool { return within(p, r) })
+	}
+	pending := strings.Split(filepath.Clean(path), "/")
+	cur := "/"
+	for links := 0; len(pending) > 0; {
+		c := pending[0]
+		pending = pending[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
 			continue
 		}
-		if prefix == "/dev" || within(prefix, "/dev") || slices.ContainsFunc(roots, func(r string) bool { return within(prefix, r) }) {
-			return prefix
+		next := filepath.Join(cur, c)
+		st, err := os.Lstat(next)
+		if err != nil {
+			return "" // missing: the path leads nowhere (yet)
 		}
+		if st.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if plantable(next) {
+			return next
+		}
+		target, err := os.Readlink(next)
+		if links++; err != nil || links > 40 {
+			return ""
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		pending = append(strings.Split(target, "/"), pending...)
 	}
 	return ""
 }

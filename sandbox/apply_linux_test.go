@@ -605,3 +605,40 @@ func TestApplyTmpdirThroughLinkTarget(t *testing.T) {
 		}
 	})
 }
+
+// TestCompileRootDotDotAfterLink: a configured root with ".." after a
+// component that a command can make a link ($TMPDIR = R/tq/.., tq missing
+// at first): ".." applies where the link leads, so the link the command
+// makes in R must refuse the root (red team 8); and a refused root never
+// takes a good one with it, whatever the order they are judged in.
+func TestCompileRootDotDotAfterLink(t *testing.T) {
+	e := newEnv(t)
+	outer, target := e.root+"/outer", e.root+"/target"
+	for _, d := range []string{outer, target + "/sub"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TMPDIR", outer+"/tq/..")
+	compile := func() sandbox.Plan {
+		p := policy.DefaultSandbox()
+		p.ExcludeSlashTmp = true
+		p.WritableRoots = []string{outer}
+		plan, err := sandbox.Compile(p, e.ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan
+	}
+	compile()
+	if err := os.Symlink(target+"/sub", outer+"/tq"); err != nil {
+		t.Fatal(err)
+	}
+	plan := compile()
+	if slices.Contains(plan.WritableRoots, target) {
+		t.Fatalf("$TMPDIR with .. after a link a command made: %s became writable: %v", target, plan.WritableRoots)
+	}
+	if !slices.Contains(plan.WritableRoots, outer) {
+		t.Fatalf("the refused $TMPDIR took the good root %s with it: %v", outer, plan.WritableRoots)
+	}
+}

@@ -491,64 +491,66 @@ func writableRoots(p policy.Sandbox, ws, home string) (roots, tmp, notes []strin
 	if p.Mode != policy.ModeWorkspaceWrite {
 		return nil, nil, nil, nil
 	}
-	roots = append(roots, ws)
+	// Each root as configured (absolute, as realDir reads it) and as
+	// resolved, in a fixed order.
+	type root struct{ path, what, real string }
+	var all []root
+	abs := func(path string) string {
+		if !filepath.IsAbs(path) {
+			return filepath.Join(ws, path)
+		}
+		return path
+	}
 	for _, r := range p.WritableRoots {
 		d, err := realDir(expand(r, home), ws, "writable root")
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		roots = append(roots, d)
+		all = append(all, root{abs(expand(r, home)), "writable root", d})
 	}
-	own := slices.Clone(roots)
 	if !p.ExcludeSlashTmp {
 		if d, err := realDir("/tmp", ws, "/tmp"); err == nil {
-			roots = append(roots, d)
-			tmp = append(tmp, d)
+			all = append(all, root{"/tmp", "/tmp", d})
 		} else {
 			notes = append(notes, "/tmp is not writable: "+err.Error())
 		}
 	}
 	if t := os.Getenv("TMPDIR"); t != "" && !p.ExcludeTmpdirEnvVar {
 		if d, err := realDir(t, ws, "$TMPDIR"); err == nil {
-			roots = append(roots, d)
-			tmp = append(tmp, d)
+			all = append(all, root{abs(t), "$TMPDIR", d})
 		} else {
 			notes = append(notes, "$TMPDIR is not writable: "+err.Error())
 		}
 	}
-	// tmp: the shared temporary directories, unless one is the
-	// workspace's or a configured root's.
-	tmp = slices.DeleteFunc(tmp, func(t string) bool { return slices.Contains(own, t) })
 	// A root reached through a symbolic link that lies where commands can
 	// write (another root, /dev/shm) may be one a command pointed
 	// anywhere — the workspace moved away under /tmp and a link to the
-	// home made in its place: it is refused.
-	configured := map[string]string{}
-	for _, r := range p.WritableRoots {
-		configured[expand(r, home)] = "writable root"
+	// home made in its place: it is refused. Every root is judged against
+	// all of them, before any is dropped.
+	every := []string{ws}
+	for _, r := range all {
+		every = append(every, r.real)
 	}
-	if !p.ExcludeSlashTmp {
-		configured["/tmp"] = "/tmp"
-	}
-	if t := os.Getenv("TMPDIR"); t != "" && !p.ExcludeTmpdirEnvVar {
-		configured[t] = "$TMPDIR"
-	}
-	for path, what := range configured {
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(ws, path)
-		}
-		link := plantableLink(path, roots)
-		if link == "" {
+	roots = []string{ws}
+	for _, r := range all {
+		if link := plantableLink(r.path, every); link != "" {
+			notes = append(notes, fmt.Sprintf("%s %s is reached through the symbolic link %s, which lies where commands can write: not writable", r.what, r.path, link))
 			continue
 		}
-		real, err := filepath.EvalSymlinks(path)
-		if err != nil {
-			continue
+		roots = append(roots, r.real)
+		if r.what == "/tmp" || r.what == "$TMPDIR" {
+			tmp = append(tmp, r.real)
 		}
-		notes = append(notes, fmt.Sprintf("%s %s is reached through the symbolic link %s, which lies where commands can write: not writable", what, path, link))
-		roots = slices.DeleteFunc(roots, func(r string) bool { return r == real })
-		tmp = slices.DeleteFunc(tmp, func(r string) bool { return r == real })
 	}
+	// tmp: the shared temporary directories, unless one is the
+	// workspace's or a configured root's.
+	own := []string{ws}
+	for _, r := range all {
+		if r.what == "writable root" && slices.Contains(roots, r.real) {
+			own = append(own, r.real)
+		}
+	}
+	tmp = slices.DeleteFunc(dedupe(tmp), func(t string) bool { return slices.Contains(own, t) })
 	return dedupe(roots), tmp, notes, nil
 }
 
@@ -560,7 +562,9 @@ func plantableLink(path string, roots []string) string {
 	plantable := func(p string) bool {
 		return p == "/dev" || within(p, "/dev") || slices.ContainsFunc(roots, func(r string) bool { return within(p, r) })
 	}
-	pending := strings.Split(filepath.Clean(path), "/")
+	// Not cleaned first: ".." after a link applies to where the link
+	// leads, as the kernel (and filepath.EvalSymlinks) take it.
+	pending := strings.Split(path, "/")
 	cur := "/"
 	for links := 0; len(pending) > 0; {
 		c := pending[0]

@@ -19,7 +19,25 @@ func TestReaperSparesOwned(t *testing.T) {
 	insideOwn = true
 	defer func() { insideOwn = false }()
 
-	owned := exec.Command("/bin/sh", "-c", "exit 7")
+	owned, orphan := ownedAndOrphan(t)
+
+	reapUnowned()
+
+	if _, err := os.Stat("/proc/" + strconv.Itoa(orphan)); !os.IsNotExist(err) {
+		t.Fatalf("the unowned zombie %d was not reaped", orphan)
+	}
+	err := owned.Wait()
+	reaped(owned.Process.Pid)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
+		t.Fatalf("the owner of a child got %v, want exit status 7", err)
+	}
+}
+
+// ownedAndOrphan makes two zombie children: one started through
+// startChild (its owner reaps it: exit status 7) and one nobody owns.
+func ownedAndOrphan(t *testing.T) (owned *exec.Cmd, orphan int) {
+	t.Helper()
+	owned = exec.Command("/bin/sh", "-c", "exit 7")
 	if err := startChild(owned); err != nil {
 		t.Fatal(err)
 	}
@@ -29,17 +47,7 @@ func TestReaperSparesOwned(t *testing.T) {
 	}
 	waitZombie(t, owned.Process.Pid)
 	waitZombie(t, orphan)
-
-	reapUnowned()
-
-	if _, err := os.Stat("/proc/" + strconv.Itoa(orphan)); !os.IsNotExist(err) {
-		t.Fatalf("the unowned zombie %d was not reaped", orphan)
-	}
-	err = owned.Wait()
-	reaped(owned.Process.Pid)
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
-		t.Fatalf("the owner of a child got %v, want exit status 7", err)
-	}
+	return owned, orphan
 }
 
 func waitZombie(t *testing.T, pid int) {
@@ -123,23 +131,14 @@ func TestSessionMountNSReleased(t *testing.T) {
 // zombie at that moment, is left to its owner, who still gets its exit
 // status; a zombie nobody owns is reaped.
 func TestOrphanReapSparesOwned(t *testing.T) {
-	owned := exec.Command("/bin/sh", "-c", "exit 7")
-	if err := startChild(owned); err != nil {
-		t.Fatal(err)
-	}
-	orphan, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitZombie(t, owned.Process.Pid)
-	waitZombie(t, orphan)
+	owned, orphan := ownedAndOrphan(t)
 
 	reapOrphans([]int{owned.Process.Pid, orphan})
 
 	if _, err := os.Stat("/proc/" + strconv.Itoa(orphan)); !os.IsNotExist(err) {
 		t.Fatalf("the unowned zombie %d was not reaped", orphan)
 	}
-	err = owned.Wait()
+	err := owned.Wait()
 	reaped(owned.Process.Pid)
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
 		t.Fatalf("the owner of a child got %v, want exit status 7", err)

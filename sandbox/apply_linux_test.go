@@ -581,16 +581,7 @@ func TestApplyTmpdirThroughLinkTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Setenv("TMPDIR", e.home+"/tmp")
-		compile := func() sandbox.Plan {
-			p := policy.DefaultSandbox()
-			p.ExcludeSlashTmp = true
-			p.WritableRoots = []string{outer}
-			plan, err := sandbox.Compile(p, e.ws)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return plan
-		}
+		compile := func() sandbox.Plan { return compileWithRoot(t, e.ws, outer) }
 		sandboxtest.Run(t, compile(), "ln -s "+target+" "+outer+"/x", sandboxtest.Options{Dir: e.ws, Isolate: isolate})
 		if _, err := os.Lstat(outer + "/x"); err != nil {
 			t.Fatalf("the command could not make the link: %v", err)
@@ -620,16 +611,7 @@ func TestCompileRootDotDotAfterLink(t *testing.T) {
 		}
 	}
 	t.Setenv("TMPDIR", outer+"/tq/..")
-	compile := func() sandbox.Plan {
-		p := policy.DefaultSandbox()
-		p.ExcludeSlashTmp = true
-		p.WritableRoots = []string{outer}
-		plan, err := sandbox.Compile(p, e.ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return plan
-	}
+	compile := func() sandbox.Plan { return compileWithRoot(t, e.ws, outer) }
 	compile()
 	if err := os.Symlink(target+"/sub", outer+"/tq"); err != nil {
 		t.Fatal(err)
@@ -641,4 +623,18 @@ func TestCompileRootDotDotAfterLink(t *testing.T) {
 	if !slices.Contains(plan.WritableRoots, outer) {
 		t.Fatalf("the refused $TMPDIR took the good root %s with it: %v", outer, plan.WritableRoots)
 	}
+}
+
+// compileWithRoot compiles the default policy for ws with root as its one
+// extra writable root, /tmp excluded.
+func compileWithRoot(t *testing.T, ws, root string) sandbox.Plan {
+	t.Helper()
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	p.WritableRoots = []string{root}
+	plan, err := sandbox.Compile(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }

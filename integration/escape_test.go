@@ -87,6 +87,7 @@ func TestEscape(t *testing.T) {
 			t.Run("HostTerminals", escapeHostTerminals)
 			t.Run("RootPrivileges", escapeRootPrivileges)
 			t.Run("HostSockets", escapeHostSockets)
+			t.Run("LateTmux", escapeLateTmux)
 			t.Run("Keyrings", escapeKeyrings)
 			t.Run("HostSharedMemory", escapeHostSharedMemory)
 			t.Run("Identity", escapeIdentity)
@@ -638,6 +639,72 @@ func escapeHostSockets(t *testing.T) {
 		}
 	}
 }
+
+// escapeLateTmux: a session starts before the user's tmux server ever ran
+// (its socket folder, $TMUX_TMPDIR/tmux-UID, does not exist) and waits
+// for its socket; the host starts tmux later. The session reached it and
+// ran commands outside the sandbox (red team 9: run-shell, as root). The
+// server makes the folder before any session starts, so every session
+// covers it from its start.
+func escapeLateTmux(t *testing.T) {
+	tmuxTmp, err := os.MkdirTemp("/tmp", "ue-tmux-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmuxTmp) })
+	saved := spawnEnv
+	spawnEnv = append(slices.Clone(spawnEnv), "TMUX_TMPDIR="+tmuxTmp)
+	e := newSandboxEnv(t, "")
+	spawnEnv = saved
+	folder := filepath.Join(tmuxTmp, "tmux-"+strconv.Itoa(os.Getuid()))
+	sock := filepath.Join(folder, "default")
+	if err := os.WriteFile(filepath.Join(e.ws, "wait_connect.py"), []byte(waitConnect), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, isErr, res := e.call("exec_command", map[string]any{"cmd": e.py + " wait_connect.py " + sock, "login": false, "yield_time_ms": 500})
+	if isErr {
+		t.Fatal(text)
+	}
+	id, ok := structured(t, res)["session_id"].(float64)
+	if !ok {
+		t.Fatalf("the waiting session ended at once: %s", text)
+	}
+	// The host's tmux starts: it makes its folder if missing, and binds.
+	os.Mkdir(folder, 0o700)
+	greeter(t, sock)
+	out := output(text)
+	for i := 0; i < 20 && !strings.Contains(out, "refused:") && !strings.Contains(out, "CONNECTED"); i++ {
+		w, _, _ := e.call("write_stdin", map[string]any{"session_id": int(id), "chars": "", "yield_time_ms": 5000})
+		out += output(w)
+	}
+	if strings.Contains(out, "CONNECTED") {
+		t.Fatalf("a session started before the host's tmux reached its socket:\n%s", out)
+	}
+	if !strings.Contains(out, "refused:") {
+		t.Fatalf("the waiting session never reported: %q", out)
+	}
+	// A session started now is refused too.
+	if _, out := e.run(t, e.py+" wait_connect.py "+sock); !strings.Contains(out, "refused:") {
+		t.Errorf("a new session reached the host's tmux:\n%s", out)
+	}
+}
+
+// waitConnect tries to connect to the Unix socket named by its argument
+// for 3 s, and says how it went.
+const waitConnect = `import socket, sys, time
+p = sys.argv[1]
+err = None
+for i in range(60):
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(p)
+        print(p, "CONNECTED", s.recv(100).decode(), flush=True)
+        sys.exit(0)
+    except OSError as e:
+        err = e
+    time.sleep(0.05)
+print(p, "refused:", err, flush=True)
+`
 
 // sessionGreeter listens on the Unix socket named by its argument, says
 // so, and greets whoever connects (a session's dev server).

@@ -190,12 +190,32 @@ func readOnlyRoot(roots []string) error {
 			}
 		}
 	}()
-	for i, w := range writable {
-		fd, err := unix.OpenTree(unix.AT_FDCWD, w, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
-		if err != nil {
-			if errors.Is(err, unix.ENOENT) {
-				continue // gone since the plan was made
+	// Each root is reached without following a symbolic link (see
+	// openGrant): one made a link since the plan was made (a command
+	// swapping a folder for a link to the home) is left read-only, and
+	// the clone goes back where it came from, not where a link leads.
+	places := make([]int, len(writable))
+	for i := range places {
+		places[i] = -1
+	}
+	defer func() {
+		for _, fd := range places {
+			if fd >= 0 {
+				unix.Close(fd)
 			}
+		}
+	}()
+	for i, w := range writable {
+		place, err := openGrant(w)
+		if err != nil {
+			if errors.Is(err, errSkipGrant) {
+				continue // gone, or a link, since the plan was made
+			}
+			return fmt.Errorf("mount: opening writable root %q: %w", w, err)
+		}
+		places[i] = place
+		fd, err := unix.OpenTree(place, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
+		if err != nil {
 			return fmt.Errorf("mount: cloning writable root %q: %w", w, err)
 		}
 		trees[i] = fd
@@ -225,7 +245,7 @@ func readOnlyRoot(roots []string) error {
 		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
 			return fmt.Errorf("mount: writable root %q nosuid, nodev: %w", w, err)
 		}
-		if err := unix.MoveMount(fd, "", unix.AT_FDCWD, w, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		if err := unix.MoveMount(fd, "", places[i], "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 			return fmt.Errorf("mount: attaching writable root %q: %w", w, err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/sandbox"
 	"github.com/unified-exec/unified-exec/sandbox/sandboxtest"
+	"golang.org/x/sys/unix"
 )
 
 func TestMain(m *testing.M) {
@@ -637,4 +638,103 @@ func compileWithRoot(t *testing.T, ws, root string) sandbox.Plan {
 		t.Fatal(err)
 	}
 	return plan
+}
+
+// swapLoop exchanges a and b (a folder and a link) as fast as it can until
+// the test ends, as a command in a session running beside the planning
+// can (red team 9's renameat2 loop).
+func swapLoop(t *testing.T, a, b string) {
+	t.Helper()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
+}
+
+// TestCompileRootSwapRace: $TMPDIR lies in a writable root and a command
+// swaps it, in a loop, with a link to a folder outside every root (the
+// home). A root resolved by one walk and judged by another became the
+// home whenever the first saw the link and the second the folder (red
+// team 9: ~/.bashrc and /etc written within three tries). The plan never
+// makes the link's target writable; the workspace swapped the same way
+// fails the call instead.
+func TestCompileRootSwapRace(t *testing.T) {
+	e := newEnv(t)
+	outer, home := e.root+"/outer", e.root+"/home"
+	for _, d := range []string{outer + "/tmpd", home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(home, outer+"/L"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", outer+"/tmpd")
+	swapLoop(t, outer+"/tmpd", outer+"/L")
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	p.WritableRoots = []string{outer}
+	refused := 0
+	for i := 0; i < 1500; i++ {
+		plan, err := sandbox.Compile(p, e.ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(plan.WritableRoots, func(r string) bool { return r == home }) {
+			t.Fatalf("try %d: the link's target %s became a writable root: %v", i, home, plan.WritableRoots)
+		}
+		if !slices.Contains(plan.WritableRoots, outer+"/tmpd") {
+			refused++
+		}
+	}
+	// The loop did swap: some plans saw the link and refused $TMPDIR.
+	if refused == 0 {
+		t.Fatal("no plan saw the link: the swap never happened, the test proves nothing")
+	}
+}
+
+// TestCompileWorkspaceSwapRace is the same for the workspace itself: it
+// is resolved once by the orchestrator, and a plan that followed a link
+// put in its place by a command would make the link's target writable.
+func TestCompileWorkspaceSwapRace(t *testing.T) {
+	e := newEnv(t)
+	outer, home := e.root+"/outer", e.root+"/home"
+	ws := outer + "/ws"
+	for _, d := range []string{ws, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(home, outer+"/L"); err != nil {
+		t.Fatal(err)
+	}
+	swapLoop(t, ws, outer+"/L")
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	p.ExcludeTmpdirEnvVar = true
+	p.WritableRoots = []string{outer}
+	failed := 0
+	for i := 0; i < 1500; i++ {
+		plan, err := sandbox.Compile(p, ws)
+		if err != nil {
+			failed++
+			continue
+		}
+		if slices.Contains(plan.WritableRoots, home) {
+			t.Fatalf("try %d: the link's target %s became writable as the workspace: %v", i, home, plan.WritableRoots)
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no plan saw the link: the swap never happened, the test proves nothing")
+	}
 }

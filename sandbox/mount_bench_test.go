@@ -51,21 +51,32 @@ func benchMountLayer(b *testing.B, plan Plan) {
 		b.Skip("mounts need root (or a user namespace)")
 	}
 	for b.Loop() {
-		errc := make(chan error, 1)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread is retired
-			if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
-				errc <- err
-				return
-			}
-			if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-				errc <- err
-				return
-			}
-			errc <- mountLayer(plan)
-		}()
-		if err := <-errc; err != nil {
+		if err := inMountLayer(plan, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// inMountLayer builds plan's mount layer on a fresh thread, in a mount
+// namespace of its own, and runs then there (if set); the thread is
+// retired.
+func inMountLayer(plan Plan, then func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread is retired
+		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
+			errc <- err
+			return
+		}
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			errc <- err
+			return
+		}
+		if err := mountLayer(plan); err != nil || then == nil {
+			errc <- err
+			return
+		}
+		errc <- then()
+	}()
+	return <-errc
 }

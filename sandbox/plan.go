@@ -332,8 +332,12 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		return Plan{}, err
 	}
 	if abs, err := filepath.Abs(workspace); err == nil {
-		if link := plantableLink(abs, roots); link != "" {
+		real, link := walkPath(abs, roots)
+		if link != "" {
 			return Plan{}, fmt.Errorf("sandbox: the workspace %s is reached through the symbolic link %s, which lies where commands can write: a command may have made it (moved the workspace away and put the link in its place); check it, and give the workspace's real path", abs, link)
+		}
+		if real != ws {
+			return Plan{}, fmt.Errorf("sandbox: the workspace %s changed while the sandbox was planned (it led to %s, then to %q): a command may be swapping it for a link; check it, and run the command again", abs, ws, real)
 		}
 	}
 	plan.Notes = append(plan.Notes, notes...)
@@ -533,11 +537,19 @@ func writableRoots(p policy.Sandbox, ws, home string) (roots, tmp, notes []strin
 	}
 	roots = []string{ws}
 	for _, r := range all {
-		if link := plantableLink(r.path, every); link != "" {
+		real, link := walkPath(r.path, every)
+		if link != "" {
 			notes = append(notes, fmt.Sprintf("%s %s is reached through the symbolic link %s, which lies where commands can write: not writable", r.what, r.path, link))
 			continue
 		}
-		roots = append(roots, r.real)
+		if real != r.real {
+			// Resolved one way and judged another: a command is swapping
+			// a folder on the way for a link. Only the judged walk's
+			// result could be used, and it is not what the root was.
+			notes = append(notes, fmt.Sprintf("%s %s changed while the sandbox was planned (it led to %s, then to %q): not writable", r.what, r.path, r.real, real))
+			continue
+		}
+		roots = append(roots, real)
 		if r.what == "/tmp" || r.what == "$TMPDIR" {
 			tmp = append(tmp, r.real)
 		}
@@ -559,6 +571,19 @@ func writableRoots(p policy.Sandbox, ws, home string) (roots, tmp, notes []strin
 // that lies inside one of roots or in /dev — where commands can write,
 // and so could have made it — or "".
 func plantableLink(path string, roots []string) string {
+	_, link := walkPath(path, roots)
+	return link
+}
+
+// walkPath follows path as the kernel does (a link's target is walked
+// too, ".." applies where a link leads) and returns where it leads, ""
+// when it leads nowhere (yet), and the first symbolic link on the way
+// that lies inside one of roots or in /dev (see plantableLink), where the
+// walk stops (real is then ""). The judgement and the resolution come
+// from the same walk: a root resolved once and judged by another walk
+// could be a link to the home for the one and a folder for the other,
+// swapped in between by a command (red team 9).
+func walkPath(path string, roots []string) (real, link string) {
 	plantable := func(p string) bool {
 		return p == "/dev" || within(p, "/dev") || slices.ContainsFunc(roots, func(r string) bool { return within(p, r) })
 	}
@@ -579,25 +604,25 @@ func plantableLink(path string, roots []string) string {
 		next := filepath.Join(cur, c)
 		st, err := os.Lstat(next)
 		if err != nil {
-			return "" // missing: the path leads nowhere (yet)
+			return "", "" // missing: the path leads nowhere (yet)
 		}
 		if st.Mode()&os.ModeSymlink == 0 {
 			cur = next
 			continue
 		}
 		if plantable(next) {
-			return next
+			return "", next
 		}
 		target, err := os.Readlink(next)
 		if links++; err != nil || links > 40 {
-			return ""
+			return "", ""
 		}
 		if filepath.IsAbs(target) {
 			cur = "/"
 		}
 		pending = append(strings.Split(target, "/"), pending...)
 	}
-	return ""
+	return cur, ""
 }
 
 // carveWrite computes Write: the writable roots carved around the
@@ -662,6 +687,7 @@ var serviceSockets = func(home string, roots []string) ([]string, error) {
 	// a command that reached tmux's or screen's server would type into
 	// the user's own shells, outside the sandbox. /tmp is read once for
 	// all of its patterns (it is often large).
+	makeSocketFolders(uid)
 	tmp := globIn("/tmp", "tmux-"+uid, "ssh-*", "ssh-*/agent.*", "emacs"+uid, "vscode-*.sock", "kitty-*", "zellij-"+uid, "screens/S-*")
 	for _, pattern := range []string{os.Getenv("TMUX_TMPDIR") + "/tmux-" + uid, "/run/screen/S-*", "/var/run/screen/S-*"} {
 		m, _ := filepath.Glob(pattern)
@@ -679,6 +705,27 @@ var serviceSockets = func(home string, roots []string) ([]string, error) {
 		"/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock",
 		"/run/podman/podman.sock", "/run/snapd.socket", "/run/snapd-snap.socket",
 	), nil
+}
+
+// makeSocketFolders makes the folders the user's terminal multiplexers
+// and editor servers keep their sockets in (tmux, zellij, emacs), as they
+// would make them (0700, the user's), where they are missing, so that
+// every session covers them from its start. A socket appears in one only
+// when the host starts the server; a session that started before the
+// folder existed kept it uncovered for its whole life and reached the
+// user's tmux started later: run-shell runs anything outside the sandbox
+// (red team 9). A sandboxed tmux then needs a socket of its own
+// (tmux -S, or TMUX_TMPDIR in a writable root).
+func makeSocketFolders(uid string) {
+	dirs := []string{"/tmp/tmux-" + uid, "/tmp/zellij-" + uid, "/tmp/emacs" + uid}
+	if t := os.Getenv("TMUX_TMPDIR"); t != "" && filepath.IsAbs(t) {
+		dirs = append(dirs, filepath.Join(t, "tmux-"+uid))
+	}
+	for _, d := range dirs {
+		// Mkdir makes no link's target: an existing name is left as it
+		// is. The umask can only take bits away from 0700.
+		os.Mkdir(d, 0o700)
+	}
 }
 
 // globIn is filepath.Glob of each pattern under dir, with dir read once:

@@ -168,6 +168,12 @@ func New(cfg Config) (_ *Orchestrator, err error) {
 			OneCommand:       cfg.OneCommand,
 			Forker:           cfg.Forker,
 		})
+		if o.status.ThreadSandbox && o.pol.Sandbox.Mode != policy.ModeDangerFullAccess {
+			// Commands are sandboxed on their forking threads: the part
+			// of that work common to every command is done ahead, on
+			// the threads the manager prepares.
+			o.m.WarmThreads(sandbox.WarmThread)
+		}
 	}
 	return o, nil
 }

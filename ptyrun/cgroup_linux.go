@@ -250,7 +250,13 @@ func (l *procLimit) setMax(max int) error {
 // BatchScheduling the fork runs on a thread put back to SCHED_OTHER.
 func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {
 	if s := p.spare; s != nil {
-		err := s.fork(cmd, prepare)
+		if l := p.limit; l != nil && l.v2 {
+			// A spare with no cgroup of its own (warmed only): the
+			// command is cloned into the session's all the same.
+			cmd.SysProcAttr.UseCgroupFD = true
+			cmd.SysProcAttr.CgroupFD = int(l.fd.Fd())
+		}
+		err := s.fork(cmd, prepare, p.threadSandbox)
 		p.spare = nil // used: its thread retires, and the cgroup is the session's
 		return err
 	}

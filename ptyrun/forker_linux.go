@@ -29,13 +29,30 @@ import (
 //
 // Owner: whoever made it (the session manager); Close ends it.
 type Forker struct {
-	ahead bool // Refill prepares (only where the Forker acts at all)
+	// cgroups: each thread is prepared in a cgroup of its own.
+	cgroups bool
 
 	// mu guards the fields below.
-	mu     sync.Mutex
+	mu sync.Mutex
+	// ahead: Refill prepares (only where the Forker acts at all).
+	ahead, wantAhead bool
+	// warm, when set, prepares each thread for a sandboxed command too
+	// (see SetWarm).
+	warm   Warmer
 	queue  []*spare // prepared, or being prepared, in that order
 	closed bool
 }
+
+// A Warmer prepares the calling thread, locked and never given back,
+// ahead of a sandboxed command: the part of a thread sandbox that is the
+// same for every command (a mount namespace of its own, a terminal
+// instance), so that a call does only the rest. It returns undo, which
+// gives the thread back what it changed, unless the sandbox applied to
+// the thread since has taken it over (then undo does nothing); the
+// Forker calls it before an unsandboxed command is forked from the
+// thread (which forks nothing when undo fails), and when the thread
+// retires. A warm that fails leaves the thread as it was.
+type Warmer func() (undo func() error, err error)
 
 // NewForker starts preparing a thread now. With ahead, another is
 // prepared at each Refill once this one is used, for the next session (a
@@ -43,18 +60,40 @@ type Forker struct {
 // command): a later command joins its cgroup on the way, as without a
 // Forker.
 func NewForker(ahead bool) *Forker {
-	f := &Forker{}
+	f := &Forker{wantAhead: ahead}
 	if !insideOwn {
 		return f
 	}
 	if ok, _ := ProcessLimitAvailable(); !ok || pidsRoot.v2 {
-		return f
+		return f // until SetWarm gives it something to prepare
 	}
+	f.cgroups = true
 	spareProcs.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + spareProcsAdded) })
+	f.mu.Lock()
 	f.ahead = ahead
-	f.queue = []*spare{prepareSpare(nil)}
+	f.queue = []*spare{prepareSpare(nil, f.cgroups, nil)}
+	f.mu.Unlock()
 	f.Refill()
 	return f
+}
+
+// SetWarm has the threads prepared from now on warmed by warm (nil: no
+// more); a Forker with no cgroups to prepare threads in starts preparing
+// them for warm's sake. Its owner calls it once it knows its commands
+// are sandboxed on the forking thread.
+func (f *Forker) SetWarm(warm Warmer) {
+	if f == nil || !insideOwn {
+		return
+	}
+	f.mu.Lock()
+	f.warm = warm
+	start := warm != nil && !f.cgroups && !f.closed && !f.ahead && len(f.queue) == 0
+	if start {
+		f.ahead = f.wantAhead
+		f.queue = []*spare{prepareSpare(nil, false, warm)}
+	}
+	f.mu.Unlock()
+	f.Refill()
 }
 
 // Close ends the prepared threads that were not used and removes their
@@ -90,7 +129,7 @@ func (f *Forker) Prepared() string {
 		return ""
 	}
 	<-s.ready
-	if s.err != nil {
+	if s.err != nil || s.limit == nil {
 		return ""
 	}
 	return s.limit.dir
@@ -162,30 +201,37 @@ func (f *Forker) prepareLocked() *spare {
 	if n := len(f.queue); n > 0 {
 		after = f.queue[n-1].ready
 	}
-	return prepareSpare(after)
+	return prepareSpare(after, f.cgroups, f.warm)
 }
 
 // A spare is one prepared thread: a goroutine locked to it, in the
-// cgroup limit, waiting for one fork. Owner: its Forker until taken,
-// then the Process it forks for (the cgroup becomes the session's).
+// cgroup limit (where the Forker has cgroups), warmed (where it has a
+// Warmer), waiting for one fork. Owner: its Forker until taken, then the
+// Process it forks for (the cgroup becomes the session's).
 type spare struct {
-	ready chan struct{} // closed when prepared; err says how it went
-	err   error
-	limit *procLimit
-	job   chan forkJob  // the one fork; closed: retire unused
-	gone  chan struct{} // closed when the goroutine has ended
+	cgroup bool          // prepare in a cgroup of its own
+	warm   Warmer        // then warm it, when set
+	ready  chan struct{} // closed when prepared; err says how it went
+	err    error
+	limit  *procLimit
+	undo   func() error  // gives back what warm did; nil when not warmed
+	job    chan forkJob  // the one fork; closed: retire unused
+	gone   chan struct{} // closed when the goroutine has ended
 }
 
 type forkJob struct {
 	cmd     *exec.Cmd
 	prepare func() error
-	errc    chan<- error
+	// sandboxed: prepare applies a thread sandbox, which takes over what
+	// the warmer did; otherwise that is undone first.
+	sandboxed bool
+	errc      chan<- error
 }
 
 // prepareSpare starts preparing a thread once after is closed (nil: at
-// once).
-func prepareSpare(after <-chan struct{}) *spare {
-	s := &spare{ready: make(chan struct{}), job: make(chan forkJob, 1), gone: make(chan struct{})}
+// once), in a cgroup of its own if cgroup, warmed by warm if set.
+func prepareSpare(after <-chan struct{}, cgroup bool, warm Warmer) *spare {
+	s := &spare{cgroup: cgroup, warm: warm, ready: make(chan struct{}), job: make(chan forkJob, 1), gone: make(chan struct{})}
 	go func() {
 		if after != nil {
 			<-after
@@ -218,16 +264,27 @@ func (s *spare) run() {
 
 // work prepares the calling locked thread and forks the one job on it.
 func (s *spare) work() {
-	l, err := newProcLimit(0, newMarker())
-	if err == nil {
-		if err = os.WriteFile(filepath.Join(l.dir, "tasks"), []byte(strconv.Itoa(unix.Gettid())), 0); err != nil {
-			l.close()
-		} else {
-			s.limit = l
+	var err error
+	if s.cgroup {
+		var l *procLimit
+		l, err = newProcLimit(0, newMarker())
+		if err == nil {
+			if err = os.WriteFile(filepath.Join(l.dir, "tasks"), []byte(strconv.Itoa(unix.Gettid())), 0); err != nil {
+				l.close()
+			} else {
+				s.limit = l
+			}
 		}
+		tracepoint.Mark("forking thread in its cgroup")
+	}
+	if err == nil && s.warm != nil {
+		// A thread that could not be warmed forks all the same, cold.
+		if undo, werr := s.warm(); werr == nil {
+			s.undo = undo
+		}
+		tracepoint.Mark("forking thread warmed")
 	}
 	s.err = err
-	tracepoint.Mark("forking thread in its cgroup")
 	close(s.ready)
 	if err != nil {
 		// Never moved: the thread may serve again.
@@ -236,7 +293,21 @@ func (s *spare) work() {
 	}
 	j, ok := <-s.job
 	if !ok {
+		if s.undo != nil {
+			s.undo()
+		}
 		return // retired unused
+	}
+	if s.undo != nil {
+		if !j.sandboxed {
+			if err := s.undo(); err != nil {
+				j.errc <- err
+				return
+			}
+		}
+		// Whatever prepare did not take over is given back once the
+		// fork is done (nothing, after a thread sandbox).
+		defer s.undo()
 	}
 	// The scheduling policy the command inherits (see forkPolicy); the
 	// thread retires after the fork, so nothing is restored.
@@ -255,9 +326,9 @@ func (s *spare) work() {
 }
 
 // fork starts cmd on the prepared thread, after prepare there.
-func (s *spare) fork(cmd *exec.Cmd, prepare func() error) error {
+func (s *spare) fork(cmd *exec.Cmd, prepare func() error, sandboxed bool) error {
 	errc := make(chan error, 1)
-	s.job <- forkJob{cmd: cmd, prepare: prepare, errc: errc}
+	s.job <- forkJob{cmd: cmd, prepare: prepare, sandboxed: sandboxed, errc: errc}
 	return <-errc
 }
 

@@ -15,5 +15,12 @@ func (f *Forker) Close() {}
 // Prepared is "" here.
 func (f *Forker) Prepared() string { return "" }
 
+// A Warmer prepares a forking thread for a sandboxed command (see the
+// Linux Forker); unused here.
+type Warmer func() (undo func() error, err error)
+
+// SetWarm does nothing here.
+func (f *Forker) SetWarm(Warmer) {}
+
 // Refill does nothing here.
 func (f *Forker) Refill() {}

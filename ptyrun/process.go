@@ -109,6 +109,9 @@ type Process struct {
 	// ttyOnThread: the terminal is opened on the forking thread (in the
 	// session's own instance).
 	ttyOnThread bool
+	// threadSandbox: the command is forked from a thread its sandbox is
+	// applied to (Helper.Thread), which may have been warmed for it.
+	threadSandbox bool
 	// ttyOwnInstance: the terminal is in a terminal instance of the
 	// session's own (opened on the forking thread, or by the helper);
 	// here its name is reached through the session's root (see ttyPath).
@@ -163,10 +166,12 @@ func (p *Process) start() error {
 		}
 	}()
 	available, _ := ProcessLimitAvailable()
-	if spec.MaxProcs > 0 || (available && !isolate) {
-		// A thread prepared in a cgroup of its own, when there is one.
+	p.threadSandbox = thread
+	if spec.MaxProcs > 0 || (available && !isolate) || (thread && !available) {
+		// A thread prepared in a cgroup of its own, when there is one,
+		// warmed for a thread sandbox where the Forker warms them.
 		tracepoint.Mark("session: taking a prepared thread")
-		if p.spare = spec.Forker.take(); p.spare != nil {
+		if p.spare = spec.Forker.take(); p.spare != nil && p.spare.limit != nil {
 			p.limit = p.spare.limit
 			if err := p.limit.setMax(spec.MaxProcs); err != nil {
 				return err

@@ -30,3 +30,9 @@ func ThreadAvailable() error {
 
 // ApplyThread enforces nothing here (see [Apply]).
 func ApplyThread(payload []byte, _ string) error { return Apply(payload) }
+
+// WarmThread prepares nothing here: there is no thread sandbox.
+func WarmThread() (undo func() error, err error) { return nil, ErrUnavailable }
+
+// WarmedThreads is 0, 0 here.
+func WarmedThreads() (used, stale uint64) { return 0, 0 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -60,6 +62,25 @@ func applyThread(payload []byte, tty string, listen func(fd int)) error {
 	if err != nil {
 		return err
 	}
+	// What WarmThread prepared on this thread, if anything: used when
+	// nothing it copied has changed since, else given back.
+	w := takeWarmed()
+	if w != nil && plan.Enforced() && !w.current() {
+		warmStale.Add(1)
+		if err := w.restore(); err != nil {
+			return err
+		}
+		w = nil
+	}
+	if w != nil && !plan.Enforced() {
+		if err := w.restore(); err != nil {
+			return err
+		}
+		w = nil
+	}
+	if w != nil {
+		warmUsed.Add(1)
+	}
 	if !plan.Enforced() {
 		return nil
 	}
@@ -67,19 +88,31 @@ func applyThread(payload []byte, tty string, listen func(fd int)) error {
 		return err
 	}
 	tracepoint.Mark("thread sandbox: start")
-	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
-		return fmt.Errorf("mount: a mount namespace for the command: %w", err)
-	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("mount: making mounts private: %w", err)
+	if w == nil {
+		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
+			return fmt.Errorf("mount: a mount namespace for the command: %w", err)
+		}
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			return fmt.Errorf("mount: making mounts private: %w", err)
+		}
+	} else {
+		defer w.close()
 	}
 	tracepoint.Mark("thread sandbox: mount namespace")
 	if err := mountLayer(plan); err != nil {
 		return err
 	}
 	tracepoint.Mark("thread sandbox: mount layer")
-	if err := mountOwnTerminals(); err != nil {
-		return err
+	if w == nil {
+		if err := mountOwnTerminals(); err != nil {
+			return err
+		}
+	} else {
+		// The instance mounted ahead was made read-only with the rest.
+		rw := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(unix.AT_FDCWD, "/dev/pts", 0, &rw); err != nil {
+			return fmt.Errorf("mount: the session's terminal instance read-write: %w", err)
+		}
 	}
 	if reenterWorkdir() != nil {
 		// The program's own directory is out of reach; the command goes
@@ -103,9 +136,13 @@ func applyThread(payload []byte, tty string, listen func(fd int)) error {
 	}
 	defer unix.Close(fd)
 	tracepoint.Mark("thread sandbox: the plan's Landlock layer")
-	devices, err := devicesRuleset(plan)
-	if err != nil {
-		return err
+	lastDevices.Store(&Plan{Devices: plan.Devices, Network: plan.Network, Egress: plan.Egress})
+	devices := w.devicesFor(deviceKeyOf(plan))
+	if devices < 0 {
+		devices, err = devicesRuleset(plan)
+		if err != nil {
+			return err
+		}
 	}
 	defer unix.Close(devices)
 	tracepoint.Mark("thread sandbox: the device layer built")
@@ -412,4 +449,194 @@ func threadRule(g Grant, handled uint64, add func(path string, fd int, rights ui
 		return nil
 	}
 	return add(g.Path, fd, rights)
+}
+
+// A warmedThread is what [WarmThread] prepared on one thread ahead of a
+// sandboxed command: the part of [ApplyThread]'s work that is the same
+// for every command. Owner: the thread (warmed, by its id) until
+// ApplyThread takes it over or undo gives it back.
+type warmedThread struct {
+	// home is the thread's mount namespace before (to go back to), and
+	// cwd its working directory.
+	home, cwd int
+	// mounts is the mount table of the namespace the thread's was copied
+	// from, opened before the copy: it polls as changed once a mount is
+	// made or removed there, and the copy is then stale.
+	mounts int
+	// devices is the device layer built for devKey, with top the entries
+	// of / it grants (-1: none built).
+	devices int
+	devKey  deviceKey
+	top     []string
+}
+
+// deviceKey is what a device layer depends on besides the file system.
+type deviceKey struct {
+	devices string // the plan's device grants
+	network bool   // handled rights differ with the network on
+}
+
+func deviceKeyOf(plan Plan) deviceKey {
+	return deviceKey{devices: fmt.Sprint(plan.Devices), network: plan.Network || plan.Egress}
+}
+
+// lastDevices is the part of the last thread sandbox's plan its device
+// layer was built from: the layer WarmThread builds ahead.
+var lastDevices atomic.Pointer[Plan]
+
+// warmed holds each warmed thread's preparation by thread id.
+var warmed sync.Map
+
+// warmUsed and warmStale count the thread sandboxes that took over a
+// warmed thread, and those that found it stale (see WarmedThreads).
+var warmUsed, warmStale atomic.Uint64
+
+// WarmedThreads says how many thread sandboxes took over what
+// [WarmThread] prepared, and how many found it stale (the program's
+// mounts changed since) and started afresh: for traces and tests.
+func WarmedThreads() (used, stale uint64) { return warmUsed.Load(), warmStale.Load() }
+
+// WarmThread prepares the calling thread (held, and never given back:
+// see [ApplyThread]) for the next command's thread sandbox, ahead of the
+// call: a mount namespace of its own, copied from the program's as it is
+// now, with a terminal instance of its own on /dev/pts, and the device
+// layer of the last plan's devices. ApplyThread on the same thread takes
+// it over when the program's mounts have not changed since (else it
+// starts from a fresh copy, as without WarmThread), and builds the rest:
+// everything that depends on the plan, from the mounts that make the
+// file system read-only to seccomp. No restriction is in place until
+// then. undo gives the thread back its mount namespace and releases what
+// was prepared, unless ApplyThread took it over.
+func WarmThread() (undo func() error, err error) {
+	if err := ThreadAvailable(); err != nil {
+		return nil, err
+	}
+	tid := unix.Gettid()
+	w := &warmedThread{home: -1, cwd: -1, mounts: -1, devices: -1}
+	fail := func(err error) (func() error, error) {
+		w.restore() // it could go back before (see below)
+		return nil, err
+	}
+	if w.home, err = unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+		return fail(fmt.Errorf("warming a thread: its mount namespace: %w", err))
+	}
+	if w.mounts, err = unix.Open("/proc/thread-self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+		return fail(fmt.Errorf("warming a thread: the mount table: %w", err))
+	}
+	if w.cwd, err = unix.Open(".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+		return fail(fmt.Errorf("warming a thread: its working directory: %w", err))
+	}
+	// Going back must be possible (CAP_SYS_CHROOT too) before leaving:
+	// a thread stuck in a stale copy would fork from it. (Going to a
+	// mount namespace takes a thread that shares no root and working
+	// directory with the others, and puts it at the root.)
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		return fail(fmt.Errorf("warming a thread: %w", err))
+	}
+	if err := w.goHome(); err != nil {
+		return fail(fmt.Errorf("warming a thread: it could not go back to its mount namespace: %w", err))
+	}
+	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
+		return fail(fmt.Errorf("warming a thread: a mount namespace: %w", err))
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fail(fmt.Errorf("warming a thread: making mounts private: %w", err))
+	}
+	if err := mountOwnTerminals(); err != nil {
+		return fail(err)
+	}
+	if last := lastDevices.Load(); last != nil {
+		if top, err := readDirNames("/"); err == nil {
+			if fd, err := devicesRuleset(*last); err == nil {
+				w.devices, w.devKey, w.top = fd, deviceKeyOf(*last), top
+			}
+		}
+	}
+	warmed.Store(tid, w)
+	return func() error {
+		if warmed.CompareAndDelete(tid, w) {
+			return w.restore()
+		}
+		return nil
+	}, nil
+}
+
+// takeWarmed takes over what WarmThread prepared on the calling thread;
+// nil when nothing.
+func takeWarmed() *warmedThread {
+	v, ok := warmed.LoadAndDelete(unix.Gettid())
+	if !ok {
+		return nil
+	}
+	return v.(*warmedThread)
+}
+
+// current reports whether the namespace the thread's was copied from has
+// had no mount made or removed since the copy (the copy is then what a
+// copy made now would be).
+func (w *warmedThread) current() bool {
+	fds := []unix.PollFd{{Fd: int32(w.mounts), Events: unix.POLLPRI}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && (n == 0 || fds[0].Revents&(unix.POLLPRI|unix.POLLERR) == 0)
+}
+
+// devicesFor hands over the device layer built ahead when it was built
+// for key and / has the same entries now (one made since would not be
+// granted); -1 otherwise. A nil w has none.
+func (w *warmedThread) devicesFor(key deviceKey) int {
+	if w == nil || w.devices < 0 || w.devKey != key {
+		return -1
+	}
+	top, err := readDirNames("/")
+	if err != nil || !sameNames(top, w.top) {
+		return -1
+	}
+	fd := w.devices
+	w.devices = -1
+	return fd
+}
+
+func sameNames(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// restore gives the thread back the mount namespace it had before
+// WarmThread, and releases the rest. It fails when the thread cannot go
+// back (it must then fork nothing: its view would be the stale copy).
+func (w *warmedThread) restore() error {
+	defer w.close()
+	if w.home >= 0 {
+		if err := w.goHome(); err != nil {
+			return fmt.Errorf("mount: back to the program's mount namespace from a thread prepared ahead: %w", err)
+		}
+	}
+	return nil
+}
+
+// goHome puts the thread in the mount namespace and working directory it
+// had before WarmThread.
+func (w *warmedThread) goHome() error {
+	if err := unix.Setns(w.home, unix.CLONE_NEWNS); err != nil {
+		return err
+	}
+	if w.cwd >= 0 {
+		return unix.Fchdir(w.cwd)
+	}
+	return nil
+}
+
+// close releases what w holds.
+func (w *warmedThread) close() {
+	for _, fd := range []*int{&w.home, &w.cwd, &w.mounts, &w.devices} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
 }

@@ -229,6 +229,14 @@ type Forker = ptyrun.Forker
 // made with it (Config.Forker); oneCommand as in Config.OneCommand.
 func NewForker(oneCommand bool) *Forker { return ptyrun.NewForker(!oneCommand) }
 
+// A Warmer prepares a forking thread for a sandboxed command ahead of
+// the call (see [ptyrun.Warmer]).
+type Warmer = ptyrun.Warmer
+
+// WarmThreads has the threads sessions fork from warmed by w once
+// prepared (the thread strategy only; see [ptyrun.Forker.SetWarm]).
+func (m *Manager) WarmThreads(w Warmer) { m.forker.SetWarm(w) }
+
 // PreparedCgroup is the cgroup of the forking thread prepared for the
 // next session, "" for none (see [ptyrun.Forker]).
 func (m *Manager) PreparedCgroup() string { return m.forker.Prepared() }
@@ -933,9 +941,13 @@ func (m *Manager) Log(id, offset, limit int) (lines []string, first, total int, 
 }
 
 // Close kills every session and waits for their trees to end. Calls after
-// Close fail with [ErrClosed].
+// Close fail with [ErrClosed]; Close again does nothing.
 func (m *Manager) Close() {
 	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return // closed already (a second Close is harmless)
+	}
 	m.closed = true
 	if m.stop != nil {
 		close(m.stop)

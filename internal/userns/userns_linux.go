@@ -51,11 +51,12 @@ func (k Kind) String() string {
 
 // ambientCaps are what a child started in a new user namespace keeps
 // across its exec: mounting (/proc, devpts, the sandbox's read-only
-// layer), making namespaces, and bringing up the loopback of the network
+// layer), making namespaces and going back to one (setns to a mount
+// namespace needs CAP_SYS_CHROOT too), and bringing up the loopback of the network
 // namespace it makes for allowlist mode (CAP_NET_ADMIN acts only on
 // network namespaces that user namespace owns, never the host's). They
 // are the user namespace's, not the host's.
-var ambientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
+var ambientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN, unix.CAP_SYS_CHROOT}
 
 // Attr returns the process attributes that start a child in new PID and
 // mount namespaces (plus extra clone flags) under kind; nil for None.

@@ -36,3 +36,6 @@ func WarmThread() (undo func() error, err error) { return nil, ErrUnavailable }
 
 // WarmedThreads is 0, 0 here.
 func WarmedThreads() (used, stale uint64) { return 0, 0 }
+
+// KeptRulesets is 0 here.
+func KeptRulesets() int { return 0 }

@@ -295,6 +295,14 @@ func (c *rulesetCache) evictOldestLocked() {
 	delete(c.entries, oldest)
 }
 
+// KeptRulesets is how many Landlock rulesets the sandbox keeps open for
+// the plans of recent commands (see the ruleset cache): for leak checks.
+func KeptRulesets() int {
+	rulesets.mu.Lock()
+	defer rulesets.mu.Unlock()
+	return len(rulesets.entries)
+}
+
 // dupCloexec copies fd, close-on-exec from the start.
 func dupCloexec(fd int) (int, error) {
 	n, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)

@@ -56,6 +56,9 @@ func (o *Orchestrator) Exec(ctx context.Context, req Request) (*unifiedexec.Resp
 	if req.State == nil {
 		req.State = &State{}
 	}
+	// The thread the session will fork from gets ready while the call is
+	// judged and its sandbox planned.
+	o.m.CallComing()
 	shell, err := o.resolveShell(req.Shell, o.pol.Sandbox)
 	if err != nil {
 		o.audit.write(event{Event: "refused", Command: req.Cmd, Reason: err.Error()})

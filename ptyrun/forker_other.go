@@ -22,5 +22,8 @@ type Warmer func() (undo func() error, err error)
 // SetWarm does nothing here.
 func (f *Forker) SetWarm(Warmer) {}
 
+// Wake does nothing here.
+func (f *Forker) Wake() {}
+
 // Refill does nothing here.
 func (f *Forker) Refill() {}

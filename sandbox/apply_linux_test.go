@@ -738,3 +738,39 @@ func TestCompileWorkspaceSwapRace(t *testing.T) {
 		t.Fatal("no plan saw the link: the swap never happened, the test proves nothing")
 	}
 }
+
+// TestCompileSocketFolderNotThroughLink: the tmux folder made ahead under
+// $TMUX_TMPDIR is made there, never where a link on the way (one a
+// command may have put in /tmp) leads (red team 10).
+func TestCompileSocketFolderNotThroughLink(t *testing.T) {
+	e := newEnv(t)
+	elsewhere := e.root + "/elsewhere"
+	if err := os.Mkdir(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, e.root+"/tmuxdir"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tmuxTmp := range []string{e.root + "/tmuxdir", e.root + "/tmuxdir/sub/.."} {
+		t.Setenv("TMUX_TMPDIR", tmuxTmp)
+		if _, err := sandbox.Compile(policy.DefaultSandbox(), e.ws); err != nil {
+			t.Fatal(err)
+		}
+		if names, _ := os.ReadDir(elsewhere); len(names) != 0 {
+			t.Fatalf("TMUX_TMPDIR=%s: a folder was made where a link leads: %v", tmuxTmp, names)
+		}
+	}
+	// A real folder gets it.
+	real := e.root + "/tmuxreal"
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMUX_TMPDIR", real)
+	if _, err := sandbox.Compile(policy.DefaultSandbox(), e.ws); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(fmt.Sprintf("%s/tmux-%d", real, os.Getuid()))
+	if err != nil || !st.IsDir() || st.Mode().Perm() != 0o700 {
+		t.Fatalf("the tmux folder under a real $TMUX_TMPDIR: %v %v", st, err)
+	}
+}

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 )
 
@@ -39,3 +40,6 @@ func WarmedThreads() (used, stale uint64) { return 0, 0 }
 
 // KeptRulesets is 0 here.
 func KeptRulesets() int { return 0 }
+
+// mkdirNoLinks is os.Mkdir here (no sandbox to protect).
+func mkdirNoLinks(path string, mode uint32) error { return os.Mkdir(path, os.FileMode(mode)) }

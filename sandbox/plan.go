@@ -722,9 +722,11 @@ func makeSocketFolders(uid string) {
 		dirs = append(dirs, filepath.Join(t, "tmux-"+uid))
 	}
 	for _, d := range dirs {
-		// Mkdir makes no link's target: an existing name is left as it
-		// is. The umask can only take bits away from 0700.
-		os.Mkdir(d, 0o700)
+		// No link's target is made, at the end or on the way ($TMUX_TMPDIR
+		// in /tmp, where a command may put one: red team 10); an existing
+		// name is left as it is. The umask can only take bits away from
+		// 0700.
+		mkdirNoLinks(d, 0o700)
 	}
 }
 

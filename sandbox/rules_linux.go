@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"errors"
+	"path/filepath"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -99,3 +100,17 @@ func openGrant(path string) (int, error) {
 }
 
 var errSkipGrant = errors.New("sandbox: the path is gone or a symbolic link since the plan was made")
+
+// mkdirNoLinks makes the directory path (mode, less the umask) reaching
+// its parent without following a symbolic link: a command cannot have it
+// made elsewhere by putting a link on the way. An existing name is left.
+func mkdirNoLinks(path string, mode uint32) error {
+	parent, err := unix.Openat2(unix.AT_FDCWD, filepath.Dir(path), &unix.OpenHow{
+		Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS,
+	})
+	if err != nil {
+		return err
+	}
+	defer unix.Close(parent)
+	return unix.Mkdirat(parent, filepath.Base(path), mode)
+}

@@ -85,6 +85,9 @@ func applyThread(payload []byte, tty string, listen func(fd int)) error {
 		return nil
 	}
 	if err := ThreadAvailable(); err != nil {
+		if w != nil {
+			w.restore()
+		}
 		return err
 	}
 	tracepoint.Mark("thread sandbox: start")
@@ -464,9 +467,10 @@ func threadRule(g Grant, handled uint64, add func(path string, fd int, rights ui
 // for every command. Owner: the thread (warmed, by its id) until
 // ApplyThread takes it over or undo gives it back.
 type warmedThread struct {
-	// home is the thread's mount namespace before (to go back to), and
-	// cwd its working directory.
-	home, cwd int
+	// home is the thread's mount namespace before (to go back to), root
+	// its root (a chroot's, where the program runs in one), and cwd its
+	// working directory.
+	home, root, cwd int
 	// mounts is the mount table of the namespace the thread's was copied
 	// from, opened before the copy: it polls as changed once a mount is
 	// made or removed there, and the copy is then stale.
@@ -520,9 +524,18 @@ func WarmThread() (undo func() error, err error) {
 		return nil, err
 	}
 	tid := unix.Gettid()
-	w := &warmedThread{home: -1, cwd: -1, mounts: -1, devices: -1}
+	w := &warmedThread{home: -1, root: -1, cwd: -1, mounts: -1, devices: -1}
+	moved := false // the thread's namespace, root or directory changed
 	fail := func(err error) (func() error, error) {
-		w.restore() // it could go back before (see below)
+		if !moved {
+			w.close()
+			return nil, err
+		}
+		if rerr := w.restore(); rerr != nil {
+			// Not as it was, and cannot be put back: the thread must
+			// fork nothing (see Warmer).
+			return func() error { return rerr }, errors.Join(err, rerr)
+		}
 		return nil, err
 	}
 	if w.home, err = unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
@@ -534,13 +547,19 @@ func WarmThread() (undo func() error, err error) {
 	if w.cwd, err = unix.Open(".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
 		return fail(fmt.Errorf("warming a thread: its working directory: %w", err))
 	}
+	if w.root, err = unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+		return fail(fmt.Errorf("warming a thread: its root: %w", err))
+	}
 	// Going back must be possible (CAP_SYS_CHROOT too) before leaving:
 	// a thread stuck in a stale copy would fork from it. (Going to a
 	// mount namespace takes a thread that shares no root and working
-	// directory with the others, and puts it at the root.)
+	// directory with the others, and puts it at the namespace's root —
+	// out of a chroot the program runs in, which goHome puts back: red
+	// team 11.)
 	if err := unix.Unshare(unix.CLONE_FS); err != nil {
 		return fail(fmt.Errorf("warming a thread: %w", err))
 	}
+	moved = true
 	if err := w.goHome(); err != nil {
 		return fail(fmt.Errorf("warming a thread: it could not go back to its mount namespace: %w", err))
 	}
@@ -627,21 +646,24 @@ func (w *warmedThread) restore() error {
 	return nil
 }
 
-// goHome puts the thread in the mount namespace and working directory it
-// had before WarmThread.
+// goHome puts the thread in the mount namespace, root and working
+// directory it had before WarmThread.
 func (w *warmedThread) goHome() error {
 	if err := unix.Setns(w.home, unix.CLONE_NEWNS); err != nil {
 		return err
 	}
-	if w.cwd >= 0 {
-		return unix.Fchdir(w.cwd)
+	if err := unix.Fchdir(w.root); err != nil {
+		return err
 	}
-	return nil
+	if err := unix.Chroot("."); err != nil {
+		return err
+	}
+	return unix.Fchdir(w.cwd)
 }
 
 // close releases what w holds.
 func (w *warmedThread) close() {
-	for _, fd := range []*int{&w.home, &w.cwd, &w.mounts, &w.devices} {
+	for _, fd := range []*int{&w.home, &w.root, &w.cwd, &w.mounts, &w.devices} {
 		if *fd >= 0 {
 			unix.Close(*fd)
 			*fd = -1

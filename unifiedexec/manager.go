@@ -237,6 +237,11 @@ type Warmer = ptyrun.Warmer
 // prepared (the thread strategy only; see [ptyrun.Forker.SetWarm]).
 func (m *Manager) WarmThreads(w Warmer) { m.forker.SetWarm(w) }
 
+// CallComing tells the manager that a call is being prepared (its
+// sandbox planned): the thread prepared for its session watches for it
+// instead of sleeping (see [ptyrun.Forker.Wake]).
+func (m *Manager) CallComing() { m.forker.Wake() }
+
 // PreparedCgroup is the cgroup of the forking thread prepared for the
 // next session, "" for none (see [ptyrun.Forker]).
 func (m *Manager) PreparedCgroup() string { return m.forker.Prepared() }

@@ -1,0 +1,88 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestWarmThreadKeepsChroot: a program run in a chroot (as root: systemd's
+// RootDirectory=, a build jail) warms its threads without leaving it. The
+// test of going back (setns) put the thread at the root of the mount
+// namespace, outside the chroot, and the sandboxed command forked there
+// saw, and could write, the host's file system (red team 11).
+func TestWarmThreadKeepsChroot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a chroot needs root")
+	}
+	if err := ThreadAvailable(); err != nil {
+		t.Skipf("no thread sandbox here: %v", err)
+	}
+	jail := t.TempDir()
+	for _, d := range []string{"proc", "dev"} {
+		if err := os.Mkdir(jail+"/"+d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(jail+"/jail-marker", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inJail := func(when string) error {
+		names, err := readDirNames("/")
+		if err != nil {
+			return fmt.Errorf("%s: %v", when, err)
+		}
+		if !slices.Contains(names, "jail-marker") {
+			return fmt.Errorf("%s: the thread left the chroot: / holds %v", when, names)
+		}
+		return nil
+	}
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread is retired
+		errc <- func() error {
+			if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
+				return err
+			}
+			if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+				return err
+			}
+			// A root that is a mount of its own, as a container's or a
+			// service's usually is (a plain folder as the root leaves
+			// no mount to make private: every thread sandbox fails).
+			if err := unix.Mount(jail, jail, "", unix.MS_BIND, ""); err != nil {
+				return err
+			}
+			for _, d := range []string{"/proc", "/dev"} {
+				if err := unix.Mount(d, jail+d, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+					return err
+				}
+			}
+			if err := unix.Chroot(jail); err != nil {
+				return err
+			}
+			if err := unix.Chdir("/"); err != nil {
+				return err
+			}
+			undo, err := WarmThread()
+			if err != nil {
+				return fmt.Errorf("warming in a chroot: %v", err)
+			}
+			if err := inJail("warmed"); err != nil {
+				undo()
+				return err
+			}
+			if err := undo(); err != nil {
+				return fmt.Errorf("undo: %v", err)
+			}
+			return inJail("after undo")
+		}()
+	}()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/unified-exec/unified-exec/policy"
@@ -353,6 +355,7 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	}
 
 	var deny []string
+	lookups := newAbsence()
 	for _, d := range p.DenyRead {
 		d = expand(d, home)
 		if strings.HasPrefix(d, "~") {
@@ -364,8 +367,11 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		}
 		// Most of the default list is absent: one stat says so, where
 		// EvalSymlinks would lstat each component.
+		if lookups.absent(d) {
+			continue // nothing there to protect (no entry of its name)
+		}
 		if _, err := os.Stat(d); err != nil {
-			continue // nothing there to protect
+			continue
 		}
 		real, err := filepath.EvalSymlinks(d)
 		if err != nil {
@@ -682,7 +688,7 @@ var serviceSockets = func(home string, roots []string) ([]string, error) {
 	// agents, editors' and terminals' control sockets (VS Code, emacs,
 	// zellij, wezterm). It is covered whole.
 	run := "/run/user/" + uid
-	x11, _ := filepath.Glob("/tmp/.X11-unix/X*")
+	x11 := globIn("/tmp/.X11-unix", "X*")
 	// Terminal multiplexers and agents that keep their sockets in /tmp:
 	// a command that reached tmux's or screen's server would type into
 	// the user's own shells, outside the sandbox. /tmp is read once for
@@ -690,8 +696,7 @@ var serviceSockets = func(home string, roots []string) ([]string, error) {
 	makeSocketFolders(uid)
 	tmp := globIn("/tmp", "tmux-"+uid, "ssh-*", "ssh-*/agent.*", "emacs"+uid, "vscode-*.sock", "kitty-*", "zellij-"+uid, "screens/S-*")
 	for _, pattern := range []string{os.Getenv("TMUX_TMPDIR") + "/tmux-" + uid, "/run/screen/S-*", "/var/run/screen/S-*"} {
-		m, _ := filepath.Glob(pattern)
-		tmp = append(tmp, m...)
+		tmp = append(tmp, globIn(filepath.Dir(pattern), filepath.Base(pattern))...)
 	}
 	sockets := append(x11, tmp...)
 	bound, err := boundSockets(programStart, roots)
@@ -721,7 +726,11 @@ func makeSocketFolders(uid string) {
 	if t := os.Getenv("TMUX_TMPDIR"); t != "" && filepath.IsAbs(t) {
 		dirs = append(dirs, filepath.Join(t, "tmux-"+uid))
 	}
+	lookups := newAbsence()
 	for _, d := range dirs {
+		if lookups.present(d) {
+			continue // made, or a name left as it is
+		}
 		// No link's target is made, at the end or on the way ($TMUX_TMPDIR
 		// in /tmp, where a command may put one: red team 10); an existing
 		// name is left as it is. The umask can only take bits away from
@@ -730,27 +739,55 @@ func makeSocketFolders(uid string) {
 	}
 }
 
-// globIn is filepath.Glob of each pattern under dir, with dir read once:
-// a pattern's first element is matched against that one listing, and the
-// rest (if any) globbed under each match.
+// globIn is filepath.Glob of each pattern under dir, with dir read once
+// (and its listing reused while dir is unchanged: see dirNames): a
+// pattern's first element is matched against that listing, and the rest
+// (if any) globbed under each match.
 func globIn(dir string, patterns ...string) []string {
-	names, err := readDirNames(dir)
-	if err != nil {
+	names, err := dirNames(dir)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
+	}
+	if err != nil {
+		// A folder that can be searched but not read: what a lookup of
+		// each name finds (no wildcard), as before.
+		var out []string
+		for _, pattern := range patterns {
+			m, _ := filepath.Glob(filepath.Join(dir, pattern))
+			out = append(out, m...)
+		}
+		return out
 	}
 	var out []string
 	for _, pattern := range patterns {
 		first, rest, nested := strings.Cut(pattern, "/")
-		for _, n := range names {
-			if ok, _ := filepath.Match(first, n); !ok {
-				continue
-			}
+		for _, n := range matching(names, first) {
 			if !nested {
 				out = append(out, filepath.Join(dir, n))
 				continue
 			}
 			m, _ := filepath.Glob(filepath.Join(dir, n, rest))
 			out = append(out, m...)
+		}
+	}
+	return out
+}
+
+// matching is the names of sorted that pattern (one path element)
+// matches: only those beginning with its literal start are tried.
+func matching(sorted []string, pattern string) []string {
+	prefix := pattern
+	if i := strings.IndexAny(pattern, `*?[\`); i >= 0 {
+		prefix = pattern[:i]
+	}
+	start, _ := slices.BinarySearch(sorted, prefix)
+	var out []string
+	for _, n := range sorted[start:] {
+		if !strings.HasPrefix(n, prefix) {
+			break
+		}
+		if ok, _ := filepath.Match(pattern, n); ok {
+			out = append(out, n)
 		}
 	}
 	return out
@@ -790,7 +827,7 @@ var programStart = time.Now()
 // maxHolderScan, is an error: none is left uncovered, and none makes a
 // command take seconds to start.
 func boundSockets(t time.Time, roots []string) ([]string, error) {
-	b, err := os.ReadFile("/proc/net/unix")
+	b, err := readNetUnix()
 	if err != nil {
 		return nil, nil
 	}
@@ -828,6 +865,40 @@ func boundSockets(t time.Time, roots []string) ([]string, error) {
 		return nil, fmt.Errorf("%d bound Unix sockets a command could connect to are not its sessions' own (at most %d are covered; each is a mount): remove the ones you do not need (another program's in /tmp, say), or put their folder in deny_read", len(out), maxCoveredSockets)
 	}
 	return out, nil
+}
+
+// netUnix is /proc/net/unix, opened once: a read from its start is the
+// table as it is then, and looking the path up (through /proc/self) costs
+// as much as the read.
+var netUnix struct {
+	once sync.Once
+	f    *os.File
+}
+
+// readNetUnix reads /proc/net/unix whole.
+func readNetUnix() ([]byte, error) {
+	netUnix.once.Do(func() {
+		if f, err := os.Open("/proc/net/unix"); err == nil {
+			netUnix.f = f
+		}
+	})
+	if netUnix.f == nil {
+		return os.ReadFile("/proc/net/unix")
+	}
+	b := make([]byte, 0, 16<<10)
+	for {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, cap(b))
+		}
+		n, err := netUnix.f.ReadAt(b[len(b):cap(b)], int64(len(b)))
+		b = b[:len(b)+n]
+		if err == io.EOF || (err == nil && n == 0) {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // maxCoveredSockets bounds the sockets boundSockets covers.
@@ -921,8 +992,12 @@ func socketsUnder(path string, limit int) []string {
 // (of sockets), once each.
 func existingSockets(paths []string) []string {
 	var out []string
+	lookups := newAbsence()
 	for _, p := range paths {
 		if p == "" || !filepath.IsAbs(p) {
+			continue
+		}
+		if lookups.absent(p) {
 			continue
 		}
 		real, err := filepath.EvalSymlinks(p)
@@ -971,12 +1046,12 @@ func carveFrom(root string, typ os.FileMode, excluded []string, leaf Access) []G
 		return []Grant{{Path: root, Dir: typ.IsDir(), Access: leaf}}
 	}
 	var out []Grant
-	entries, err := os.ReadDir(root)
+	names, types, err := dirEntries(root)
 	if err != nil {
 		return out
 	}
-	for _, e := range entries {
-		out = append(out, carveFrom(filepath.Join(root, e.Name()), e.Type(), below, leaf)...)
+	for i, name := range names {
+		out = append(out, carveFrom(filepath.Join(root, name), types[i], below, leaf)...)
 	}
 	return out
 }

@@ -1,0 +1,234 @@
+package sandbox
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/unified-exec/unified-exec/policy"
+	"golang.org/x/sys/unix"
+)
+
+// kept: dirNames keeps a listing of dir.
+func kept(dir string) bool {
+	listings.mu.Lock()
+	defer listings.mu.Unlock()
+	_, ok := listings.m[dir]
+	return ok
+}
+
+// settled lists dir once it has stood unchanged past listingMargin, so
+// that its listing is kept, and fails unless it is.
+func settled(t *testing.T, dir string) {
+	t.Helper()
+	time.Sleep(listingMargin + 50*time.Millisecond)
+	if _, err := dirNames(dir); err != nil {
+		t.Fatal(err)
+	}
+	if !kept(dir) {
+		t.Fatalf("%s stood unchanged for longer than %v and its listing was not kept", dir, listingMargin)
+	}
+}
+
+// TestDirNamesSeesEveryChange: a kept listing is never used after any
+// change of the directory's entries, made at once after it was read, the
+// directory's times set back after it, or the change an exchange of two
+// entries (the names stay, their types swap).
+func TestDirNamesSeesEveryChange(t *testing.T) {
+	dir := t.TempDir()
+	other := t.TempDir()
+	for _, n := range []string{"file", "old"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "outside"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := func(n string) string { return filepath.Join(dir, n) }
+	changes := []struct {
+		name   string
+		change func() error
+		want   func(names []string, types []os.FileMode) bool
+	}{
+		{"create", func() error { return os.WriteFile(in("new"), nil, 0o600) }, has("new")},
+		{"mkdir", func() error { return os.Mkdir(in(".aws"), 0o700) }, has(".aws")},
+		{"symlink", func() error { return os.Symlink("/etc", in("link")) }, has("link")},
+		{"hard link", func() error { return os.Link(filepath.Join(other, "outside"), in("linked")) }, has("linked")},
+		{"rename in", func() error { return os.Rename(filepath.Join(other, "outside"), in("moved")) }, has("moved")},
+		{"rename out", func() error { return os.Rename(in("moved"), filepath.Join(other, "back")) }, not(has("moved"))},
+		{"rename over", func() error { return os.Rename(in("new"), in("old")) }, not(has("new"))},
+		{"unlink", func() error { return os.Remove(in("linked")) }, not(has("linked"))},
+		{"rmdir", func() error { return os.Remove(in(".aws")) }, not(has(".aws"))},
+		{"socket", func() error {
+			l, err := net.Listen("unix", in("agent.sock"))
+			if err == nil {
+				t.Cleanup(func() { l.Close() })
+			}
+			return err
+		}, has("agent.sock")},
+		{"exchange", func() error {
+			return unix.Renameat2(unix.AT_FDCWD, in("file"), unix.AT_FDCWD, in("sub"), unix.RENAME_EXCHANGE)
+		}, func(names []string, types []os.FileMode) bool {
+			i, ok := slices.BinarySearch(names, "file")
+			return ok && types[i].IsDir()
+		}},
+		{"create, times set back", func() error {
+			var st unix.Stat_t
+			if err := unix.Stat(dir, &st); err != nil {
+				return err
+			}
+			if err := os.WriteFile(in("hidden"), nil, 0o600); err != nil {
+				return err
+			}
+			return unix.UtimesNanoAt(unix.AT_FDCWD, dir, []unix.Timespec{st.Atim, st.Mtim}, 0)
+		}, has("hidden")},
+	}
+	for _, c := range changes {
+		settled(t, dir)
+		if err := c.change(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		names, types, err := dirEntries(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.want(names, types) {
+			t.Errorf("%s: the listing after it is %v: the change is not in it", c.name, names)
+		}
+	}
+}
+
+func has(name string) func([]string, []os.FileMode) bool {
+	return func(names []string, _ []os.FileMode) bool { return slices.Contains(names, name) }
+}
+
+func not(f func([]string, []os.FileMode) bool) func([]string, []os.FileMode) bool {
+	return func(names []string, types []os.FileMode) bool { return !f(names, types) }
+}
+
+// TestDirNamesBackToBack: changes coming quicker than a clock tick, each
+// listed at once, are each seen.
+func TestDirNamesBackToBack(t *testing.T) {
+	dir := t.TempDir()
+	settled(t, dir)
+	for i := range 200 {
+		name := "n" + time.Now().Format("150405.000000000")
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		names, err := dirNames(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(names, name) {
+			t.Fatalf("change %d: %s, made just before, is not in the listing", i, name)
+		}
+	}
+}
+
+// TestDirNamesFreshNotKept: a directory changed within listingMargin is
+// listed afresh every time.
+func TestDirNamesFreshNotKept(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "x"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dirNames(dir); err != nil {
+		t.Fatal(err)
+	}
+	if kept(dir) {
+		t.Fatalf("the listing of %s, changed just now, was kept", dir)
+	}
+}
+
+// TestCompileSeesNewUnreadable: an unreadable path made in the home just
+// after a plan (whose listing of the home was kept) is in the next plan,
+// and so is a socket folder made in the same way.
+func TestCompileSeesNewUnreadable(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	ws := t.TempDir()
+	p := policy.DefaultSandbox()
+	settled(t, home)
+	plan, err := Compile(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(plan.DenyRead, filepath.Join(home, ".aws")) {
+		t.Fatal("~/.aws is unreadable before it exists")
+	}
+	for _, made := range []string{".aws", ".config/gh"} {
+		if err := os.MkdirAll(filepath.Join(home, made), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Compile(p, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(plan.DenyRead, filepath.Join(home, made)) {
+			t.Errorf("~/%s, made after the last plan, is not unreadable in the next: %v", made, plan.DenyRead)
+		}
+		settled(t, home)
+	}
+}
+
+// TestAbsence: what absence says against what a lookup finds.
+func TestAbsence(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "a/b"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a", filepath.Join(dir, "l")); err != nil {
+		t.Fatal(err)
+	}
+	// deep/.. is a, not dir: a lookup finds a/only through it.
+	if err := os.Symlink("a/b", filepath.Join(dir, "deep")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a/only"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	locked := filepath.Join(dir, "locked")
+	if err := os.Mkdir(locked, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	settled(t, dir)
+	a := newAbsence()
+	for _, c := range []struct {
+		path          string
+		absent, found bool
+	}{
+		{"a", false, true},
+		{"a/b", false, true},
+		{"a/c", true, false},
+		{"x/y/z", true, false},
+		{"l/b", false, true}, // through the link: the folder the link leads to
+		{"l/c", true, false},
+		{"locked", false, true},
+		{"deep/../only", false, false}, // not said either way
+	} {
+		p := dir + "/" + c.path // as written: Join would clean away the ..
+		if got := a.absent(p); got != c.absent {
+			t.Errorf("absent(%s) = %v", c.path, got)
+		}
+		if got := a.present(p); got != c.found {
+			t.Errorf("present(%s) = %v", c.path, got)
+		}
+		_, err := os.Lstat(p)
+		if a.absent(p) && err == nil {
+			t.Errorf("%s is there, and said absent", c.path)
+		}
+	}
+	for _, p := range []string{"", "relative", "/"} {
+		if a.absent(p) || a.present(p) {
+			t.Errorf("%q said absent or present", p)
+		}
+	}
+}

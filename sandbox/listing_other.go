@@ -1,0 +1,33 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"os"
+	"slices"
+)
+
+// dirNames is the sorted names in dir (listed afresh each time here).
+func dirNames(dir string) ([]string, error) {
+	names, err := readDirNames(dir)
+	slices.Sort(names)
+	return names, err
+}
+
+// dirEntries is os.ReadDir(dir).
+func dirEntries(dir string) ([]string, []os.FileMode, error) {
+	entries, err := os.ReadDir(dir)
+	names, types := make([]string, len(entries)), make([]os.FileMode, len(entries))
+	for i, e := range entries {
+		names[i], types[i] = e.Name(), e.Type()
+	}
+	return names, types, err
+}
+
+// absence says which paths are provably absent: none here (each is
+// looked up).
+type absence struct{}
+
+func newAbsence() *absence           { return &absence{} }
+func (*absence) absent(string) bool  { return false }
+func (*absence) present(string) bool { return false }

@@ -573,7 +573,7 @@ func WarmThread() (undo func() error, err error) {
 		return fail(err)
 	}
 	if last := lastDevices.Load(); last != nil {
-		if top, err := readDirNames("/"); err == nil {
+		if top, err := dirNames("/"); err == nil {
 			if fd, err := devicesRuleset(*last); err == nil {
 				w.devices, w.devKey, w.top = fd, deviceKeyOf(*last), top
 			}
@@ -614,23 +614,13 @@ func (w *warmedThread) devicesFor(key deviceKey) int {
 	if w == nil || w.devices < 0 || w.devKey != key {
 		return -1
 	}
-	top, err := readDirNames("/")
-	if err != nil || !sameNames(top, w.top) {
+	top, err := dirNames("/") // sorted, as w.top
+	if err != nil || !slices.Equal(top, w.top) {
 		return -1
 	}
 	fd := w.devices
 	w.devices = -1
 	return fd
-}
-
-func sameNames(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(a, b)
 }
 
 // restore gives the thread back the mount namespace it had before

@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/unified-exec/unified-exec/policy"
 
 	"golang.org/x/sys/unix"
 )
@@ -84,5 +87,58 @@ func TestWarmThreadKeepsChroot(t *testing.T) {
 	}()
 	if err := <-errc; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWarmDeviceLayerNewTopEntry: the device layer built ahead is handed
+// over only while / has the entries it was built for: an entry made since
+// (which that layer would not grant) has it built afresh, and so does one
+// removed. The entries are compared from listings kept while / is
+// unchanged (see dirNames): this is where a stale one would show.
+func TestWarmDeviceLayerNewTopEntry(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making an entry of / needs root")
+	}
+	if err := ThreadAvailable(); err != nil {
+		t.Skipf("no thread sandbox here: %v", err)
+	}
+	plan, err := Compile(policy.DefaultSandbox(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := deviceKeyOf(plan)
+	built := func() *warmedThread {
+		top, err := dirNames("/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd, err := devicesRuleset(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(fd) })
+		return &warmedThread{devices: fd, devKey: key, top: top}
+	}
+	time.Sleep(listingMargin + 50*time.Millisecond) // / settled: its listing is kept
+	w := built()
+	if got := w.devicesFor(key); got < 0 {
+		t.Fatal("/ unchanged: the layer built ahead was not handed over")
+	}
+	entry := fmt.Sprintf("/ue-warm-test-%d", os.Getpid())
+	w = built()
+	if err := os.Mkdir(entry, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(entry) })
+	if got := w.devicesFor(key); got >= 0 {
+		t.Errorf("%s was made after the layer was built, and the layer was handed over", entry)
+	}
+	time.Sleep(listingMargin + 50*time.Millisecond)
+	w = built()
+	if err := os.Remove(entry); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.devicesFor(key); got >= 0 {
+		t.Errorf("%s was removed after the layer was built, and the layer was handed over", entry)
 	}
 }

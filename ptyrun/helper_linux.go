@@ -65,18 +65,32 @@ func IsolationAvailable() (bool, error) {
 	return kind != userns.None, err
 }
 
-// sessionMountNS is the calling thread's mount namespace when it is one of
-// its own (a thread sandbox made it), "" when it is this process's: a
-// namespace shared with anything else must never name a session's
-// processes.
-func sessionMountNS() string {
-	own, err1 := os.Readlink("/proc/thread-self/ns/mnt")
-	process, err2 := os.Readlink("/proc/self/ns/mnt")
-	if err1 != nil || err2 != nil || own == process {
-		return ""
+// threadMountNS is the calling thread's mount namespace when it is one of
+// its own (a thread sandbox made it), with its file held open; "" and nil
+// when it is this process's: a namespace shared with anything else must
+// never name a session's processes.
+func threadMountNS() (string, *os.File) {
+	f, err := os.Open("/proc/thread-self/ns/mnt")
+	if err != nil {
+		return "", nil
 	}
-	return own
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return "", nil
+	}
+	own := fmt.Sprintf("mnt:[%d]", st.Ino) // as the link reads
+	process, err := programMountNS()
+	if err != nil || own == process {
+		f.Close()
+		return "", nil
+	}
+	return own, f
 }
+
+// programMountNS is /proc/self/ns/mnt's link, read once: the program
+// never leaves its mount namespace (its threads do).
+var programMountNS = sync.OnceValues(func() (string, error) { return os.Readlink("/proc/self/ns/mnt") })
 
 // unshareMountNS gives the calling thread a mount namespace of its own.
 func unshareMountNS() error {

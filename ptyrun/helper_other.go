@@ -66,9 +66,10 @@ func reaped(int) {}
 // terminalSocket: helpers with namespaces are Linux-only.
 func terminalSocket() (*os.File, *os.File, error) { return nil, nil, ErrUnsupported }
 
-func sessionMountNS() string { return "" }
-
 // insideOwn: no program namespace here.
 var insideOwn bool
 
 func unshareMountNS() error { return ErrUnsupported }
+
+// threadMountNS: no namespaces here.
+func threadMountNS() (string, *os.File) { return "", nil }

@@ -379,12 +379,8 @@ func (p *Process) start() error {
 // open: a namespace's number is reused once it is freed, and the session
 // must never name another's. Released when the session is done (wait).
 func (p *Process) keepMountNS() {
-	ns := sessionMountNS()
-	if ns == "" {
-		return
-	}
-	f, err := os.Open("/proc/thread-self/ns/mnt")
-	if err != nil {
+	ns, f := threadMountNS()
+	if f == nil {
 		return
 	}
 	p.mu.Lock()

@@ -172,7 +172,9 @@ func New(cfg Config) (_ *Orchestrator, err error) {
 			// Commands are sandboxed on their forking threads: the part
 			// of that work common to every command is done ahead, on
 			// the threads the manager prepares.
+			sandbox.SeedDevices(o.pol.NetworkMode())
 			o.m.WarmThreads(sandbox.WarmThread)
+			sandbox.PrepareSeccomp(o.pol.NetworkMode())
 		}
 	}
 	return o, nil

@@ -32,6 +32,9 @@ func ThreadAvailable() error {
 // ApplyThread enforces nothing here (see [Apply]).
 func ApplyThread(payload []byte, _ string) error { return Apply(payload) }
 
+// SeedDevices: no thread sandbox here, no device layer to build.
+func SeedDevices(string) {}
+
 // WarmThread prepares nothing here: there is no thread sandbox.
 func WarmThread() (undo func() error, err error) { return nil, ErrUnavailable }
 

@@ -478,20 +478,28 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 
 	plan.Read = carve("/", plan.DenyRead, AccessRead)
 	plan.carveWrite()
-	for _, d := range deviceFiles {
-		plan.Devices = append(plan.Devices, Grant{Path: d, Access: AccessReadWrite})
-	}
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		plan.Devices = append(plan.Devices, Grant{Path: "/dev/shm", Dir: true, Access: AccessReadWrite})
-	}
-	for _, t := range terminals {
-		st, err := os.Stat(t)
-		plan.Devices = append(plan.Devices, Grant{Path: t, Dir: err == nil && st.IsDir(), Access: AccessTerminal})
-	}
+	plan.Devices = planDevices()
 	if len(plan.DenyRead) > 0 {
 		plan.Notes = append(plan.Notes, "the directories on the way to an unreadable path cannot be listed (say ls / and ls ~), and an entry created in one later (say a new file in ~) is unreadable; their other entries are readable")
 	}
 	return plan, nil
+}
+
+// planDevices is what an enforced plan grants in /dev: the device files,
+// /dev/shm, the terminals.
+func planDevices() []Grant {
+	var devices []Grant
+	for _, d := range deviceFiles {
+		devices = append(devices, Grant{Path: d, Access: AccessReadWrite})
+	}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		devices = append(devices, Grant{Path: "/dev/shm", Dir: true, Access: AccessReadWrite})
+	}
+	for _, t := range terminals {
+		st, err := os.Stat(t)
+		devices = append(devices, Grant{Path: t, Dir: err == nil && st.IsDir(), Access: AccessTerminal})
+	}
+	return devices
 }
 
 // writableRoots are the writable directories of p (workspace-write

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/unified-exec/unified-exec/policy"
 	"os"
 	"strconv"
 	"sync"
@@ -344,6 +345,28 @@ func seccompProgram(net netFilter) ([]unix.SockFilter, error) {
 		}
 	})
 	return c.prog, c.err
+}
+
+// PrepareSeccomp builds the filters of the plans of a [network] mode
+// (policy.NetworkOff, NetworkAllowlist or NetworkOn) beside the caller's
+// work, once: built on demand, they are half the first command's thread
+// sandbox (libseccomp's tables are read and each program generated). With
+// the network off a thread sandbox that reports denied connections loads
+// the filter of the network on and the notifying one (see
+// applySeccompThreadListen): those are built too.
+func PrepareSeccomp(network string) {
+	go func() { // ends once built; a second call finds them built
+		switch network {
+		case policy.NetworkAllowlist:
+			seccompProgram(netEgress)
+		case policy.NetworkOn:
+			seccompProgram(netOn)
+		default:
+			seccompProgram(netOn)
+			notifyProgram()
+			seccompProgram(netOff)
+		}
+	}()
 }
 
 // applySeccompThread loads the plan's filter on the calling thread only

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"github.com/unified-exec/unified-exec/policy"
 	"os"
 	"slices"
 	"sync"
@@ -490,6 +491,14 @@ type deviceKey struct {
 
 func deviceKeyOf(plan Plan) deviceKey {
 	return deviceKey{devices: fmt.Sprint(plan.Devices), network: plan.Network || plan.Egress}
+}
+
+// SeedDevices gives [WarmThread] a device layer to build before any
+// command has run (it builds the last command's): the devices every plan
+// grants, under a [network] mode (policy.NetworkOff, NetworkAllowlist or
+// NetworkOn). A plan they do not match builds its own, as before.
+func SeedDevices(network string) {
+	lastDevices.CompareAndSwap(nil, &Plan{Devices: planDevices(), Network: network == policy.NetworkOn, Egress: network == policy.NetworkAllowlist})
 }
 
 // lastDevices is the part of the last thread sandbox's plan its device

@@ -347,16 +347,14 @@ func loadListener(prog []unix.SockFilter, tsync bool) (int, error) {
 	return int(fd), nil
 }
 
-// applySeccompThreadListen loads the plan's filter with the network open,
-// then the notifying one, on the calling thread; it returns the listener.
+// applySeccompThreadListen loads the plan's filter (network off) with
+// socket and socketpair of another family than AF_UNIX sent to its
+// listener instead of refused, on the calling thread; it returns the
+// listener. One filter: the two that applySeccompReport stacks cost twice
+// the load.
 func applySeccompThreadListen(plan Plan) (int, error) {
-	prog, err := notifyProgram()
+	prog, err := seccompProgram(netNotify)
 	if err != nil {
-		return -1, err
-	}
-	open := plan
-	open.Network = true
-	if err := applySeccompThread(open); err != nil {
 		return -1, err
 	}
 	return loadListener(prog, false)

@@ -13,6 +13,10 @@ const (
 	netEgress
 	// netOn: every family.
 	netOn
+	// netNotify: as netOff, but socket and socketpair of another family
+	// go to the filter's listener (see applySeccompThreadListen), which
+	// reports them and refuses them; never a plan's own.
+	netNotify
 	netFilters
 )
 

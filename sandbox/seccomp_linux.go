@@ -73,7 +73,11 @@ func newFilter(net netFilter) (*seccomp.ScmpFilter, error) {
 			return nil, err
 		}
 	}
-	if net == netOff {
+	if net == netOff || net == netNotify {
+		refuse, what := eperm, "refusing"
+		if net == netNotify {
+			refuse, what = seccomp.ActNotify, "notifying"
+		}
 		notUnix, err := seccomp.MakeCondition(0, seccomp.CompareNotEqual, unix.AF_UNIX)
 		if err != nil {
 			f.Release()
@@ -85,9 +89,9 @@ func newFilter(net netFilter) (*seccomp.ScmpFilter, error) {
 				f.Release()
 				return nil, fmt.Errorf("seccomp: %s: %w", name, err)
 			}
-			if err := f.AddRuleConditional(sc, eperm, []seccomp.ScmpCondition{notUnix}); err != nil {
+			if err := f.AddRuleConditional(sc, refuse, []seccomp.ScmpCondition{notUnix}); err != nil {
 				f.Release()
-				return nil, fmt.Errorf("seccomp: refusing %s of families other than AF_UNIX: %w", name, err)
+				return nil, fmt.Errorf("seccomp: %s %s of families other than AF_UNIX: %w", what, name, err)
 			}
 		}
 	}
@@ -352,8 +356,7 @@ func seccompProgram(net netFilter) ([]unix.SockFilter, error) {
 // work, once: built on demand, they are half the first command's thread
 // sandbox (libseccomp's tables are read and each program generated). With
 // the network off a thread sandbox that reports denied connections loads
-// the filter of the network on and the notifying one (see
-// applySeccompThreadListen): those are built too.
+// the notifying filter (see applySeccompThreadListen): it is built too.
 func PrepareSeccomp(network string) {
 	go func() { // ends once built; a second call finds them built
 		switch network {
@@ -362,8 +365,7 @@ func PrepareSeccomp(network string) {
 		case policy.NetworkOn:
 			seccompProgram(netOn)
 		default:
-			seccompProgram(netOn)
-			notifyProgram()
+			seccompProgram(netNotify)
 			seccompProgram(netOff)
 		}
 	}()

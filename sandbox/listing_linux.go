@@ -25,10 +25,8 @@ import (
 // advances in ticks, so a change in the tick of the listing could leave
 // it as it was: a listing is kept only when the directory had not changed
 // for listingMargin before it was read, so that whatever changes it later
-// moves its change time on. Only local file systems whose times are set
-// so are trusted (not NFS, whose attributes are cached, nor FUSE), and no
-// case-folding directory (a name there is found in spellings a listing
-// does not hold).
+// moves its change time on. Only exact listings are kept (see
+// listing.exact).
 func dirNames(dir string) ([]string, error) {
 	l, err := cachedListing(dir)
 	return l.names, err
@@ -83,7 +81,16 @@ type listing struct {
 	ctime    unix.Timespec
 	names    []string      // sorted; never changed once kept
 	types    []os.FileMode // each name's type (as os.DirEntry.Type)
-	trusted  bool
+	// exact: a lookup in the directory finds exactly the names listed,
+	// spelled as listed, and the kernel sets its times as it changes: a
+	// local file system of a known kind (not NFS, whose attributes are
+	// cached, nor FUSE, nor autofs, whose entries appear when looked up,
+	// nor XFS, whose ascii-ci file systems fold case), and no case-folding
+	// directory. Only an exact listing may say a name is absent.
+	exact bool
+	// trusted: exact, and the directory had stood unchanged for
+	// listingMargin when it was read: the listing may be kept.
+	trusted bool
 }
 
 func (l listing) same(st *unix.Stat_t) bool {
@@ -113,8 +120,8 @@ func readListing(dir string) (listing, error) {
 		l.names[i], l.types[i] = e.Name(), e.Type()
 	}
 	changed := time.Unix(st.Ctim.Unix())
-	l.trusted = st.Mode&unix.S_IFMT == unix.S_IFDIR && changed.Before(before.Add(-listingMargin)) &&
-		stampedLocally(fd) && !caseFolding(fd)
+	l.exact = st.Mode&unix.S_IFMT == unix.S_IFDIR && stampedLocally(fd) && !caseFolding(fd)
+	l.trusted = l.exact && changed.Before(before.Add(-listingMargin))
 	return l, nil
 }
 
@@ -126,7 +133,7 @@ func stampedLocally(fd int) bool {
 		return false
 	}
 	switch fs.Type {
-	case unix.TMPFS_MAGIC, unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.OVERLAYFS_SUPER_MAGIC:
+	case unix.TMPFS_MAGIC, unix.EXT4_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.OVERLAYFS_SUPER_MAGIC:
 		return true
 	}
 	return false
@@ -203,6 +210,7 @@ func (a *absence) present(path string) bool {
 	return found
 }
 
+// list is dir's names when its listing is exact (see listing.exact).
 func (a *absence) list(dir string) ([]string, bool) {
 	if names, ok := a.listed[dir]; ok {
 		return names, true
@@ -210,11 +218,11 @@ func (a *absence) list(dir string) ([]string, bool) {
 	if a.failed[dir] {
 		return nil, false
 	}
-	names, err := dirNames(dir)
-	if err != nil {
+	l, err := cachedListing(dir)
+	if err != nil || !l.exact {
 		a.failed[dir] = true
 		return nil, false
 	}
-	a.listed[dir] = names
-	return names, true
+	a.listed[dir] = l.names
+	return l.names, true
 }

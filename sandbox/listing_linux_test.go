@@ -226,6 +226,14 @@ func TestAbsence(t *testing.T) {
 			t.Errorf("%s is there, and said absent", c.path)
 		}
 	}
+	// A listing of a file system whose lookups may find what it does not
+	// list (autofs mounts on lookup; /proc here stands for those kinds)
+	// never says a name is absent.
+	for _, p := range []string{"/proc/self/no-such-entry", "/sys/no-such-entry"} {
+		if a.absent(p) {
+			t.Errorf("%s said absent from a listing of a file system not known to list every name", p)
+		}
+	}
 	for _, p := range []string{"", "relative", "/"} {
 		if a.absent(p) || a.present(p) {
 			t.Errorf("%q said absent or present", p)

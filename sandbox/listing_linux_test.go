@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -238,5 +239,36 @@ func TestAbsence(t *testing.T) {
 		if a.absent(p) || a.present(p) {
 			t.Errorf("%q said absent or present", p)
 		}
+	}
+}
+
+// TestCompileSeesNewProtected: a protected name absent from the workspace
+// is said so in the plan's notes, and once made (just after a plan whose
+// listing of the workspace was kept), the next plan keeps it read-only.
+func TestCompileSeesNewProtected(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	ws := t.TempDir()
+	p := policy.DefaultSandbox()
+	p.Protected = []string{".agents"}
+	settled(t, ws)
+	plan, err := Compile(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := filepath.Join(ws, ".agents")
+	if !slices.ContainsFunc(plan.Notes, func(n string) bool {
+		return strings.Contains(n, "not protected because absent") && strings.Contains(n, agents)
+	}) {
+		t.Errorf("no note says %s is absent: %q", agents, plan.Notes)
+	}
+	if err := os.Mkdir(agents, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	plan, err = Compile(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(plan.Protected, agents) {
+		t.Errorf("%s, made after the last plan, is not protected in the next: %v", agents, plan.Protected)
 	}
 }

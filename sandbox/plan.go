@@ -401,6 +401,12 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 				seeds = append(seeds, path)
 				continue
 			}
+			if lookups.absent(path) {
+				if root == ws {
+					absent = append(absent, path)
+				}
+				continue
+			}
 			real, err := filepath.EvalSymlinks(path)
 			if err != nil {
 				if root == ws && errors.Is(err, os.ErrNotExist) {

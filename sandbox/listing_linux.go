@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,14 +41,8 @@ func dirEntries(dir string) ([]string, []os.FileMode, error) {
 }
 
 func cachedListing(dir string) (listing, error) {
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err == nil {
-		listings.mu.Lock()
-		l, ok := listings.m[dir]
-		listings.mu.Unlock()
-		if ok && l.same(&st) {
-			return l, nil
-		}
+	if l, ok, _ := keptListing(dir); ok {
+		return l, nil
 	}
 	l, err := readListing(dir)
 	if err != nil {
@@ -62,6 +57,23 @@ func cachedListing(dir string) (listing, error) {
 		listings.mu.Unlock()
 	}
 	return l, nil
+}
+
+// keptListing is the listing of dir kept while it stands (see dirNames),
+// if any; settled says dir has stood unchanged for listingMargin (a
+// listing read now would be kept).
+func keptListing(dir string) (l listing, ok, settled bool) {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return listing{}, false, false
+	}
+	listings.mu.Lock()
+	l, ok = listings.m[dir]
+	listings.mu.Unlock()
+	if ok && l.same(&st) {
+		return l, true, true
+	}
+	return listing{}, false, time.Unix(st.Ctim.Unix()).Before(time.Now().Add(-listingMargin))
 }
 
 // listingMargin is how long a directory must have stood unchanged before a
@@ -153,28 +165,83 @@ func caseFolding(fd int) bool {
 // fsCasefoldFL is FS_CASEFOLD_FL of linux/fs.h (not in x/sys/unix).
 const fsCasefoldFL = 0x40000000
 
-// absence says which paths are provably absent, from listings of their
-// folders: one status check a folder however many paths it holds (the
-// unreadable paths are mostly in the home, and mostly absent). One serves
-// one plan.
+// absence holds the listings one plan reads, and says from them which
+// paths are provably absent: one status check a folder however many paths
+// it holds (the unreadable paths are mostly in the home, and mostly
+// absent), and no listing read only to say so (a busy /tmp costs more to
+// list than its few paths to look up).
 type absence struct {
-	listed map[string][]string
-	failed map[string]bool
+	listed map[string]planListing
 	gone   map[string]bool
 }
 
-func newAbsence() *absence {
-	return &absence{listed: map[string][]string{}, failed: map[string]bool{}, gone: map[string]bool{}}
+// planListing is a folder's listing as this plan has it.
+type planListing struct {
+	names []string
+	exact bool // see listing.exact
+	err   error
 }
 
+func newAbsence() *absence {
+	return &absence{listed: map[string]planListing{}, gone: map[string]bool{}}
+}
+
+// read is dir's sorted names for this plan: the plan's listing, else one
+// kept (see dirNames), else read now (and kept if it may be).
+func (a *absence) read(dir string) ([]string, error) {
+	if l, ok := a.listed[dir]; ok {
+		return l.names, l.err
+	}
+	l, err := cachedListing(dir)
+	a.listed[dir] = planListing{l.names, l.exact && err == nil, err}
+	return l.names, err
+}
+
+// list is dir's names when an exact listing of it is at hand: this plan's
+// or one kept, or one read now that will be kept (the folder has settled).
+// A folder that changed lately is not read: the caller looks the path up.
+func (a *absence) list(dir string) ([]string, bool) {
+	if l, ok := a.listed[dir]; ok {
+		return l.names, l.exact
+	}
+	l, ok, settled := keptListing(dir)
+	if !ok && settled {
+		var err error
+		if l, err = cachedListing(dir); err == nil {
+			ok = true
+		}
+	}
+	if !ok {
+		a.listed[dir] = planListing{err: errNotListed}
+		return nil, false
+	}
+	a.listed[dir] = planListing{l.names, l.exact, nil}
+	return l.names, l.exact
+}
+
+// forget drops what the plan has of dir (the plan changed it), and every
+// answer given.
+func (a *absence) forget(dir string) {
+	delete(a.listed, dir)
+	clear(a.gone)
+}
+
+// errNotListed: a folder this plan did not list.
+var errNotListed = errors.New("not listed")
+
 // absent: path's folder, or a folder above it, has no entry of the name
-// on the way; false when that cannot be said (a folder that cannot be
-// read). Folders are looked at from the root down.
+// on the way; false when that cannot be said (no exact listing at hand
+// of a folder on the way). Folders are looked at from the root down; a
+// path with ".." is never said absent (".." after a link is the link's
+// target's folder).
 func (a *absence) absent(path string) bool {
 	if !filepath.IsAbs(path) || slices.Contains(strings.Split(path, "/"), "..") {
-		return false // ".." after a link is the link's target's folder
+		return false
 	}
-	path = filepath.Clean(path)
+	return a.absentClean(filepath.Clean(path))
+}
+
+func (a *absence) absentClean(path string) bool {
 	if path == "/" {
 		return false
 	}
@@ -182,7 +249,7 @@ func (a *absence) absent(path string) bool {
 		return gone
 	}
 	dir := filepath.Dir(path)
-	gone := a.absent(dir)
+	gone := a.absentClean(dir)
 	if !gone {
 		if names, ok := a.list(dir); ok {
 			_, found := slices.BinarySearch(names, filepath.Base(path))
@@ -193,13 +260,14 @@ func (a *absence) absent(path string) bool {
 	return gone
 }
 
-// present: path's folder has an entry of its name.
+// present: path's folder has an entry of its name (from a listing at
+// hand, as absent).
 func (a *absence) present(path string) bool {
 	if !filepath.IsAbs(path) || slices.Contains(strings.Split(path, "/"), "..") {
 		return false
 	}
 	path = filepath.Clean(path)
-	if path == "/" || a.absent(path) {
+	if path == "/" || a.absentClean(path) {
 		return false
 	}
 	names, ok := a.list(filepath.Dir(path))
@@ -208,21 +276,4 @@ func (a *absence) present(path string) bool {
 	}
 	_, found := slices.BinarySearch(names, filepath.Base(path))
 	return found
-}
-
-// list is dir's names when its listing is exact (see listing.exact).
-func (a *absence) list(dir string) ([]string, bool) {
-	if names, ok := a.listed[dir]; ok {
-		return names, true
-	}
-	if a.failed[dir] {
-		return nil, false
-	}
-	l, err := cachedListing(dir)
-	if err != nil || !l.exact {
-		a.failed[dir] = true
-		return nil, false
-	}
-	a.listed[dir] = l.names
-	return l.names, true
 }

@@ -201,6 +201,11 @@ func TestAbsence(t *testing.T) {
 		t.Fatal(err)
 	}
 	settled(t, dir)
+	for _, d := range []string{"a", "a/b", "l", "locked"} { // listed, and so kept
+		if _, err := dirNames(filepath.Join(dir, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	a := newAbsence()
 	for _, c := range []struct {
 		path          string
@@ -234,6 +239,14 @@ func TestAbsence(t *testing.T) {
 		if a.absent(p) {
 			t.Errorf("%s said absent from a listing of a file system not known to list every name", p)
 		}
+	}
+	// A folder no listing of which is at hand (made since) is not read
+	// to say so: the caller looks the path up.
+	if err := os.MkdirAll(filepath.Join(dir, "a/fresh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if b := newAbsence(); b.absent(filepath.Join(dir, "a/fresh/x")) || b.present(filepath.Join(dir, "a/fresh")) {
+		t.Error("a/fresh, made after every listing, said absent or present")
 	}
 	for _, p := range []string{"", "relative", "/"} {
 		if a.absent(p) || a.present(p) {

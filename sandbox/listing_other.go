@@ -31,3 +31,9 @@ type absence struct{}
 func newAbsence() *absence           { return &absence{} }
 func (*absence) absent(string) bool  { return false }
 func (*absence) present(string) bool { return false }
+
+// forget: nothing is kept here.
+func (*absence) forget(string) {}
+
+// read is dir's sorted names (read afresh).
+func (*absence) read(dir string) ([]string, error) { return dirNames(dir) }

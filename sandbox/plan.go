@@ -323,6 +323,9 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		return Plan{}, err
 	}
 	home := os.Getenv("HOME")
+	// The plan's listings: each folder read once at most, and those kept
+	// while they stand (see dirNames) read not at all.
+	lookups := newAbsence()
 	commit := p.Git != policy.GitReadOnly
 	plan.Git = policy.GitCommit
 	if !commit {
@@ -355,7 +358,6 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	}
 
 	var deny []string
-	lookups := newAbsence()
 	for _, d := range p.DenyRead {
 		d = expand(d, home)
 		if strings.HasPrefix(d, "~") {
@@ -473,14 +475,14 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	// Landlock governs reading an unreadable directory, not connecting to
 	// a socket in it (an agent's in ~/.ssh or ~/.gnupg): those are
 	// covered one by one, so reading there still fails as a denial.
-	sockets, err := serviceSockets(home, plan.WritableRoots)
+	sockets, err := serviceSockets(lookups, home, plan.WritableRoots)
 	if err != nil {
 		return Plan{}, err
 	}
 	for _, d := range plan.DenyRead {
 		sockets = append(sockets, socketsUnder(d, maxSocketScan)...)
 	}
-	plan.Sockets = existingSockets(sockets)
+	plan.Sockets = existingSockets(lookups, sockets)
 
 	plan.Read = carve("/", plan.DenyRead, AccessRead)
 	plan.carveWrite()
@@ -695,22 +697,22 @@ func (p *Plan) AddReadOnlyFiles(files ...string) {
 // (the microphone). The X sockets are covered one by one, so a command can
 // still start its own server (xvfb-run). A variable, so tests compile
 // plans without the host's.
-var serviceSockets = func(home string, roots []string) ([]string, error) {
+var serviceSockets = func(lookups *absence, home string, roots []string) ([]string, error) {
 	uid := strconv.Itoa(os.Getuid())
 	// The user's runtime directory is the user's services and nothing a
 	// command needs: D-Bus, systemd, the sound and display servers, the
 	// agents, editors' and terminals' control sockets (VS Code, emacs,
 	// zellij, wezterm). It is covered whole.
 	run := "/run/user/" + uid
-	x11 := globIn("/tmp/.X11-unix", "X*")
+	x11 := globIn(lookups, "/tmp/.X11-unix", "X*")
 	// Terminal multiplexers and agents that keep their sockets in /tmp:
 	// a command that reached tmux's or screen's server would type into
 	// the user's own shells, outside the sandbox. /tmp is read once for
 	// all of its patterns (it is often large).
-	makeSocketFolders(uid)
-	tmp := globIn("/tmp", "tmux-"+uid, "ssh-*", "ssh-*/agent.*", "emacs"+uid, "vscode-*.sock", "kitty-*", "zellij-"+uid, "screens/S-*")
+	makeSocketFolders(lookups, uid)
+	tmp := globIn(lookups, "/tmp", "tmux-"+uid, "ssh-*", "ssh-*/agent.*", "emacs"+uid, "vscode-*.sock", "kitty-*", "zellij-"+uid, "screens/S-*")
 	for _, pattern := range []string{os.Getenv("TMUX_TMPDIR") + "/tmux-" + uid, "/run/screen/S-*", "/var/run/screen/S-*"} {
-		tmp = append(tmp, globIn(filepath.Dir(pattern), filepath.Base(pattern))...)
+		tmp = append(tmp, globIn(lookups, filepath.Dir(pattern), filepath.Base(pattern))...)
 	}
 	sockets := append(x11, tmp...)
 	bound, err := boundSockets(programStart, roots)
@@ -735,12 +737,11 @@ var serviceSockets = func(home string, roots []string) ([]string, error) {
 // user's tmux started later: run-shell runs anything outside the sandbox
 // (red team 9). A sandboxed tmux then needs a socket of its own
 // (tmux -S, or TMUX_TMPDIR in a writable root).
-func makeSocketFolders(uid string) {
+func makeSocketFolders(lookups *absence, uid string) {
 	dirs := []string{"/tmp/tmux-" + uid, "/tmp/zellij-" + uid, "/tmp/emacs" + uid}
 	if t := os.Getenv("TMUX_TMPDIR"); t != "" && filepath.IsAbs(t) {
 		dirs = append(dirs, filepath.Join(t, "tmux-"+uid))
 	}
-	lookups := newAbsence()
 	for _, d := range dirs {
 		if lookups.present(d) {
 			continue // made, or a name left as it is
@@ -748,8 +749,9 @@ func makeSocketFolders(uid string) {
 		// No link's target is made, at the end or on the way ($TMUX_TMPDIR
 		// in /tmp, where a command may put one: red team 10); an existing
 		// name is left as it is. The umask can only take bits away from
-		// 0700.
+		// 0700. Whatever happened, the plan lists the folder afresh.
 		mkdirNoLinks(d, 0o700)
+		lookups.forget(filepath.Dir(d))
 	}
 }
 
@@ -757,8 +759,8 @@ func makeSocketFolders(uid string) {
 // (and its listing reused while dir is unchanged: see dirNames): a
 // pattern's first element is matched against that listing, and the rest
 // (if any) globbed under each match.
-func globIn(dir string, patterns ...string) []string {
-	names, err := dirNames(dir)
+func globIn(lookups *absence, dir string, patterns ...string) []string {
+	names, err := lookups.read(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -1004,9 +1006,8 @@ func socketsUnder(path string, limit int) []string {
 
 // existingSockets resolves the paths that exist as sockets or directories
 // (of sockets), once each.
-func existingSockets(paths []string) []string {
+func existingSockets(lookups *absence, paths []string) []string {
 	var out []string
-	lookups := newAbsence()
 	for _, p := range paths {
 		if p == "" || !filepath.IsAbs(p) {
 			continue

@@ -125,7 +125,7 @@ func goldenCases(t *testing.T) []goldenCase {
 func compileGolden(t *testing.T, c goldenCase) (Plan, string) {
 	t.Helper()
 	hostSockets := serviceSockets
-	serviceSockets = func(string, []string) ([]string, error) { return nil, nil } // the host's are not the golden files
+	serviceSockets = func(*absence, string, []string) ([]string, error) { return nil, nil } // the host's are not the golden files
 	defer func() { serviceSockets = hostSockets }()
 	root, ws := tree(t)
 	p := policy.DefaultSandbox()
@@ -396,7 +396,7 @@ func TestCompileSockets(t *testing.T) {
 	os.Symlink(root+"/agent.sock", root+"/agent-link")
 	os.WriteFile(root+"/plain", []byte("x"), 0o644)
 	hostSockets := serviceSockets
-	serviceSockets = func(string, []string) ([]string, error) {
+	serviceSockets = func(*absence, string, []string) ([]string, error) {
 		return []string{root + "/agent-link", root + "/agent-dir", root + "/missing.sock", root + "/plain", "relative.sock", "", root + "/agent.sock"}, nil
 	}
 	defer func() { serviceSockets = hostSockets }()
@@ -475,13 +475,13 @@ func TestGlobIn(t *testing.T) {
 		m, _ := filepath.Glob(filepath.Join(dir, p))
 		want = append(want, m...)
 	}
-	got := globIn(dir, patterns...)
+	got := globIn(newAbsence(), dir, patterns...)
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) || len(want) != 7 {
 		t.Fatalf("globIn:\n%q\nfilepath.Glob:\n%q", got, want)
 	}
-	if globIn(filepath.Join(dir, "missing"), "x") != nil {
+	if globIn(newAbsence(), filepath.Join(dir, "missing"), "x") != nil {
 		t.Fatal("a missing directory matched")
 	}
 }

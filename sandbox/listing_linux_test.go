@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -283,5 +284,26 @@ func TestCompileSeesNewProtected(t *testing.T) {
 	}
 	if !slices.Contains(plan.Protected, agents) {
 		t.Errorf("%s, made after the last plan, is not protected in the next: %v", agents, plan.Protected)
+	}
+}
+
+// TestCompileCoversFolderItMade: the tmux folder a plan makes (here under
+// $TMUX_TMPDIR, whose listing the plan had read before making it) is
+// covered by that same plan.
+func TestCompileCoversFolderItMade(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	tmux := t.TempDir()
+	t.Setenv("TMUX_TMPDIR", tmux)
+	settled(t, tmux)
+	plan, err := Compile(policy.DefaultSandbox(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(tmux, fmt.Sprintf("tmux-%d", os.Getuid()))
+	if _, err := os.Stat(folder); err != nil {
+		t.Fatalf("the plan did not make %s: %v", folder, err)
+	}
+	if !slices.Contains(plan.Sockets, folder) {
+		t.Errorf("%s, made by the plan, is not covered by it: %v", folder, plan.Sockets)
 	}
 }

@@ -175,6 +175,8 @@ func New(cfg Config) (_ *Orchestrator, err error) {
 			sandbox.SeedDevices(o.pol.NetworkMode())
 			o.m.WarmThreads(sandbox.WarmThread)
 			sandbox.PrepareSeccomp(o.pol.NetworkMode())
+		} else {
+			o.m.WarmThreads(nil) // a Forker given warmed (NewForker)
 		}
 	}
 	return o, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/unified-exec/unified-exec/policy"
+	"github.com/unified-exec/unified-exec/sandbox"
 	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
@@ -112,8 +114,14 @@ const (
 type Forker = unifiedexec.Forker
 
 // NewForker starts preparing a forking thread now (oneCommand: for a
-// wrapper's one command), for [Config].Forker.
-func NewForker(oneCommand bool) *Forker { return unifiedexec.NewForker(oneCommand) }
+// wrapper's one command), for [Config].Forker. The threads are warmed for
+// a thread sandbox from the first (most policies sandbox), with the device
+// layer of the network off (the default); an orchestrator whose commands
+// are not sandboxed on the thread stops the warming.
+func NewForker(oneCommand bool) *Forker {
+	sandbox.SeedDevices(policy.NetworkOff)
+	return unifiedexec.NewWarmForker(oneCommand, sandbox.WarmThread)
+}
 
 // ErrNotFound: the program to run is not found or not executable (a
 // wrapper exits 127 for it, as a shell does).

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/unified-exec/unified-exec/approval"
+	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -135,5 +137,47 @@ func TestWarmThreadNoLeaks(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("descriptors %d → %d, Landlock rulesets not kept for a plan %d → %d, goroutines %d → %d after the orchestrator closed", beforeFDs, fds(), beforeRulesets, rulesets(), beforeG, runtime.NumGoroutine())
 		}
+	}
+}
+
+// TestNewForkerWarmsFirstCommand: the Forker unified-exec makes before it
+// reads its policy (NewForker) warms its first thread, so the wrapper's
+// one command runs on a warmed thread; an orchestrator whose commands
+// are not sandboxed takes it all the same and runs its command
+// unsandboxed (the thread goes back first).
+func TestNewForkerWarmsFirstCommand(t *testing.T) {
+	requireSandbox(t)
+	for _, mode := range []string{"workspace-write", "danger-full-access"} {
+		t.Run(mode, func(t *testing.T) {
+			pol, err := policy.Parse([]byte("[approval]\nmode = \"never\"\n[sandbox]\nmode = \""+mode+"\"\n"), "test-policy.toml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := New(Config{Policy: pol, Workspace: t.TempDir(), OneCommand: true, Forker: NewForker(true)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer o.Close()
+			used, _ := sandbox.WarmedThreads()
+			outFile, err := os.CreateTemp(t.TempDir(), "out")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer outFile.Close()
+			code, err := o.Run(context.Background(), RunRequest{Argv: []string{"sh", "-c", "grep ^NoNewPrivs /proc/self/status"}, Stdout: outFile, Stderr: outFile})
+			b, _ := os.ReadFile(outFile.Name())
+			out := string(b)
+			if err != nil || code != 0 {
+				t.Fatalf("run: %v %d %q", err, code, out)
+			}
+			now, _ := sandbox.WarmedThreads()
+			sandboxed := strings.Contains(out, "NoNewPrivs:\t1")
+			switch {
+			case mode == "workspace-write" && (now != used+1 || !sandboxed):
+				t.Errorf("the wrapper's command did not run sandboxed on the thread warmed first (warmed threads used %d → %d): %q", used, now, out)
+			case mode == "danger-full-access" && (now != used || sandboxed):
+				t.Errorf("the unsandboxed command ran on a warmed thread or sandboxed (%d → %d): %q", used, now, out)
+			}
+		})
 	}
 }

@@ -60,19 +60,27 @@ type Warmer func() (undo func() error, err error)
 // server); without, only this first one (a program that runs one
 // command): a later command joins its cgroup on the way, as without a
 // Forker.
-func NewForker(ahead bool) *Forker {
+func NewForker(ahead bool) *Forker { return NewWarmForker(ahead, nil) }
+
+// NewWarmForker is NewForker with the threads warmed by warm from the
+// first (see SetWarm): a program that knows before its policy is read
+// that its commands will likely be sandboxed on the forking thread (its
+// owner calls SetWarm(nil) if they are not).
+func NewWarmForker(ahead bool, warm Warmer) *Forker {
 	f := &Forker{wantAhead: ahead}
 	if !insideOwn {
 		return f
 	}
 	if ok, _ := ProcessLimitAvailable(); !ok || pidsRoot.v2 {
-		return f // until SetWarm gives it something to prepare
+		f.SetWarm(warm) // nothing to prepare until it gives something
+		return f
 	}
 	f.cgroups = true
 	spareProcs.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + spareProcsAdded) })
 	f.mu.Lock()
 	f.ahead = ahead
-	f.queue = []*spare{prepareSpare(nil, f.cgroups, nil)}
+	f.warm = warm
+	f.queue = []*spare{prepareSpare(nil, f.cgroups, warm)}
 	f.mu.Unlock()
 	f.Refill()
 	return f

@@ -9,6 +9,9 @@ type Forker struct{}
 // NewForker returns a Forker that does nothing here.
 func NewForker(ahead bool) *Forker { return &Forker{} }
 
+// NewWarmForker: nothing is prepared here.
+func NewWarmForker(ahead bool, warm Warmer) *Forker { return &Forker{} }
+
 // Close does nothing here.
 func (f *Forker) Close() {}
 

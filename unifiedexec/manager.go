@@ -229,6 +229,10 @@ type Forker = ptyrun.Forker
 // made with it (Config.Forker); oneCommand as in Config.OneCommand.
 func NewForker(oneCommand bool) *Forker { return ptyrun.NewForker(!oneCommand) }
 
+// NewWarmForker is NewForker with its threads warmed by w from the first
+// (see [ptyrun.NewWarmForker]).
+func NewWarmForker(oneCommand bool, w Warmer) *Forker { return ptyrun.NewWarmForker(!oneCommand, w) }
+
 // A Warmer prepares a forking thread for a sandboxed command ahead of
 // the call (see [ptyrun.Warmer]).
 type Warmer = ptyrun.Warmer

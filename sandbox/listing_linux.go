@@ -23,11 +23,11 @@ import (
 // renaming an entry sets the directory's change time to the clock's
 // present, and no call sets it to a chosen value (utimensat sets the
 // change time to the present too). The clock file systems stamp with
-// advances in ticks, so a change in the tick of the listing could leave
-// it as it was: a listing is kept only when the directory had not changed
-// for listingMargin before it was read, so that whatever changes it later
-// moves its change time on. Only exact listings are kept (see
-// listing.exact).
+// advances in ticks, and some stamp whole seconds, so a change in the
+// tick (or second) of the listing could leave it as it was: a listing is
+// kept only when the directory had not changed for a margin before it
+// was read (see stood), so that whatever changes it later moves its
+// change time on. Only exact listings are kept (see listing.exact).
 func dirNames(dir string) ([]string, error) {
 	l, err := cachedListing(dir)
 	return l.names, err
@@ -60,7 +60,7 @@ func cachedListing(dir string) (listing, error) {
 }
 
 // keptListing is the listing of dir kept while it stands (see dirNames),
-// if any; settled says dir has stood unchanged for listingMargin (a
+// if any; settled says dir has stood unchanged long enough (see stood: a
 // listing read now would be kept).
 func keptListing(dir string) (l listing, ok, settled bool) {
 	var st unix.Stat_t
@@ -73,12 +73,31 @@ func keptListing(dir string) (l listing, ok, settled bool) {
 	if ok && l.same(&st) {
 		return l, true, true
 	}
-	return listing{}, false, time.Unix(st.Ctim.Unix()).Before(time.Now().Add(-listingMargin))
+	return listing{}, false, stood(st.Ctim, time.Now())
 }
 
 // listingMargin is how long a directory must have stood unchanged before a
 // listing of it is kept: far above a clock tick (1–10 ms).
 const listingMargin = 100 * time.Millisecond
+
+// coarseMargin is listingMargin where the file system stamps whole
+// seconds (ext4 with 128-byte inodes, as mke2fs makes one under 512 MiB,
+// and an overlay on one): two changes in one second leave the change time
+// as it was.
+const coarseMargin = 2 * time.Second
+
+// stood: a directory whose change time is ctime has stood unchanged long
+// enough before now for a later change to move its change time on. A
+// change time of no nanoseconds is taken for a file system of whole
+// seconds (on one of nanoseconds that is one in a billion, and only makes
+// the wait longer).
+func stood(ctime unix.Timespec, now time.Time) bool {
+	margin := listingMargin
+	if ctime.Nsec == 0 {
+		margin = coarseMargin
+	}
+	return time.Unix(ctime.Unix()).Before(now.Add(-margin))
+}
 
 // maxListings bounds the directories kept (a plan reads a few dozen).
 const maxListings = 256
@@ -101,7 +120,8 @@ type listing struct {
 	// directory. Only an exact listing may say a name is absent.
 	exact bool
 	// trusted: exact, and the directory had stood unchanged for
-	// listingMargin when it was read: the listing may be kept.
+	// listingMargin (coarseMargin on a file system of whole seconds)
+	// when it was read: the listing may be kept.
 	trusted bool
 }
 
@@ -131,9 +151,8 @@ func readListing(dir string) (listing, error) {
 	for i, e := range entries {
 		l.names[i], l.types[i] = e.Name(), e.Type()
 	}
-	changed := time.Unix(st.Ctim.Unix())
 	l.exact = st.Mode&unix.S_IFMT == unix.S_IFDIR && stampedLocally(fd) && !caseFolding(fd)
-	l.trusted = l.exact && changed.Before(before.Add(-listingMargin))
+	l.trusted = l.exact && stood(st.Ctim, before)
 	return l, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -305,5 +306,64 @@ func TestCompileCoversFolderItMade(t *testing.T) {
 	}
 	if !slices.Contains(plan.Sockets, folder) {
 		t.Errorf("%s, made by the plan, is not covered by it: %v", folder, plan.Sockets)
+	}
+}
+
+// TestDirNamesCoarseTimes: on a file system that stamps times in whole
+// seconds (ext4 with 128-byte inodes: what mke2fs makes for one under
+// 512 MiB), two changes in one second leave the change time as it was. A
+// listing read between them must not be kept, however long after the
+// first it was read within that second.
+func TestDirNamesCoarseTimes(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a file system image needs root")
+	}
+	mkfs, err := exec.LookPath("mkfs.ext4")
+	if err != nil {
+		t.Skip("no mkfs.ext4 to make a file system of whole-second times")
+	}
+	img := filepath.Join(t.TempDir(), "small.img")
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, 16<<20); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(mkfs, "-q", "-F", "-I", "128", img).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.ext4: %v %s", err, out)
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput(); err != nil {
+		t.Skipf("no loop mount here: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	dir := filepath.Join(mnt, "d")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 3 {
+		// A change 0.2 s into a second, a listing 0.25 s later (past
+		// listingMargin), another change at once: all in one second.
+		now := time.Now()
+		time.Sleep(now.Truncate(time.Second).Add(time.Second + 200*time.Millisecond).Sub(now))
+		first := fmt.Sprintf("first-%d", round)
+		if err := os.WriteFile(filepath.Join(dir, first), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(250 * time.Millisecond)
+		if _, err := dirNames(dir); err != nil {
+			t.Fatal(err)
+		}
+		second := fmt.Sprintf("second-%d", round)
+		if err := os.WriteFile(filepath.Join(dir, second), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		names, err := dirNames(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(names, second) {
+			t.Fatalf("round %d: %s, made in the second of the listing, is not in the next: %v", round, second, names)
+		}
 	}
 }

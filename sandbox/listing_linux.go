@@ -208,7 +208,7 @@ func newAbsence() *absence {
 // read is dir's sorted names for this plan: the plan's listing, else one
 // kept (see dirNames), else read now (and kept if it may be).
 func (a *absence) read(dir string) ([]string, error) {
-	if l, ok := a.listed[dir]; ok {
+	if l, ok := a.listed[dir]; ok && l.err != errNotListed {
 		return l.names, l.err
 	}
 	l, err := cachedListing(dir)

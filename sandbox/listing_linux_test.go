@@ -247,8 +247,13 @@ func TestAbsence(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "a/fresh"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if b := newAbsence(); b.absent(filepath.Join(dir, "a/fresh/x")) || b.present(filepath.Join(dir, "a/fresh")) {
+	b := newAbsence()
+	if b.absent(filepath.Join(dir, "a/fresh/x")) || b.present(filepath.Join(dir, "a/fresh")) {
 		t.Error("a/fresh, made after every listing, said absent or present")
+	}
+	// What the plan did not read to say so it reads when asked to.
+	if names, err := b.read(filepath.Join(dir, "a")); err != nil || !slices.Contains(names, "fresh") {
+		t.Errorf("reading a after asking about it: %v %v", names, err)
 	}
 	for _, p := range []string{"", "relative", "/"} {
 		if a.absent(p) || a.present(p) {

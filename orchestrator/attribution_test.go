@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unified-exec/unified-exec/policy"
+	"github.com/unified-exec/unified-exec/ptyrun"
 	"github.com/unified-exec/unified-exec/sandbox"
 	"github.com/unified-exec/unified-exec/unifiedexec"
 )
@@ -101,7 +102,7 @@ func TestAttribution(t *testing.T) {
 						t.Skip(err)
 					}
 				}
-				if strings.Contains(c.cmd, "-m pip") && exec.Command("python3", "-m", "pip", "--version").Run() != nil {
+				if strings.Contains(c.cmd, "-m pip") && ptyrun.RunOwned(exec.Command("python3", "-m", "pip", "--version")) != nil {
 					t.Skip("no pip here")
 				}
 				// The longest window: pip starts slowly on a busy machine.

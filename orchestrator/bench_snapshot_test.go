@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/unified-exec/unified-exec/policy"
+	"github.com/unified-exec/unified-exec/ptyrun"
 	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
@@ -42,7 +43,7 @@ func BenchmarkLoginSnapshotRatio(b *testing.B) {
 	snapshot := run(&login)
 	bashLc := func() time.Duration {
 		t0 := time.Now()
-		if err := exec.Command("/bin/bash", "-lc", "true").Run(); err != nil {
+		if err := ptyrun.RunOwned(exec.Command("/bin/bash", "-lc", "true")); err != nil {
 			b.Fatal(err)
 		}
 		return time.Since(t0)

@@ -34,7 +34,9 @@ var insideOwn bool
 // program: when it ends (even by SIGKILL) the kernel ends every process
 // in the namespace. As PID 1 the program also reaps the orphans there
 // (see startReaper). Call it at the start of main, after
-// [MaybeRunHelper].
+// [MaybeRunHelper]. A child the program starts itself, outside the
+// sessions, must then be started and waited for with [RunOwned]: the
+// reaper would take any other child's exit (its Wait fails with ECHILD).
 func EnterNamespace() bool {
 	if relay := os.Getenv(nsEnv); relay != "" {
 		os.Unsetenv(nsEnv)

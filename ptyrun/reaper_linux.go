@@ -118,3 +118,15 @@ func ownedChild(pid int) bool {
 	defer children.mu.Unlock()
 	return children.owned[pid]
 }
+
+// RunOwned runs cmd as cmd.Run does, recorded as a child its caller
+// waits for, which the reaper of a program in its own namespace
+// (EnterNamespace) leaves alone.
+func RunOwned(cmd *exec.Cmd) error {
+	if err := startChild(cmd); err != nil {
+		return err
+	}
+	err := cmd.Wait()
+	reaped(cmd.Process.Pid)
+	return err
+}

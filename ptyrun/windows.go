@@ -3,6 +3,7 @@
 package ptyrun
 
 import (
+	"os/exec"
 	"strconv"
 	"syscall"
 	"time"
@@ -39,3 +40,6 @@ func ProcessLimitAvailable() (bool, error)             { return false, ErrUnsupp
 func BatchScheduling(on bool) error                    { return nil }
 func SignalName(s syscall.Signal) string               { return "SIG" + strconv.Itoa(int(s)) }
 func (p *Process) WaitingForInput() bool               { return false }
+
+// RunOwned is cmd.Run: no reaper here.
+func RunOwned(cmd *exec.Cmd) error { return cmd.Run() }

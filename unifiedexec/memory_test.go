@@ -3,6 +3,7 @@
 package unifiedexec
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/unified-exec/unified-exec/ptyrun"
 )
 
 // TestPeakMemory100MB runs 100 MB of output through a manager in a child
@@ -35,7 +38,10 @@ func TestPeakMemory100MB(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPeakMemory100MB$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "UE_PEAK_CHILD=1")
-	out, err := cmd.CombinedOutput()
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := ptyrun.RunOwned(cmd) // TestMain's reaper takes other children's exits
+	out := buf.Bytes()
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
 	}

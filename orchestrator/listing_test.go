@@ -23,15 +23,7 @@ func TestSecretMadeBetweenCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("HOME", home)
-	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
-	call := func(cmd string) string {
-		t.Helper()
-		r, err := f.exec(t, cmd, false, "")
-		if err != nil {
-			t.Fatalf("%s: %v", cmd, err)
-		}
-		return r.Output
-	}
+	call := sandboxedCalls(t)
 	for _, c := range []struct {
 		name, path string
 		make       func(path string) error
@@ -66,5 +58,19 @@ func TestSecretMadeBetweenCalls(t *testing.T) {
 		if out := call("cat " + path); strings.Contains(out, "SECRET") {
 			t.Errorf("%s: %s, made after the last call, was read by the next: %q", c.name, c.path, out)
 		}
+	}
+}
+
+// sandboxedCalls runs commands through a workspace-write orchestrator
+// that never asks, and returns their output.
+func sandboxedCalls(t *testing.T) func(cmd string) string {
+	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
+	return func(cmd string) string {
+		t.Helper()
+		r, err := f.exec(t, cmd, false, "")
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		return r.Output
 	}
 }

@@ -384,24 +384,51 @@ func TestDirCache(t *testing.T) {
 		t.Fatalf("findRepos after the .git went: %+v", f)
 	}
 
-	// Without a watch: the directory's time.
+	// Without a watch: the directory's change time.
 	var c dirCache
 	key := mustKey(t, dir)
-	old := time.Now().Add(-time.Hour)
-	c.put(dir, key, old, time.Now(), -1, dirListing{mark: markGitdir})
-	if l, ok := c.get(dir, key, old); !ok || l.mark != markGitdir {
+	key.ctime = time.Now().Add(-time.Hour)
+	c.put(dir, key, time.Now(), -1, dirListing{mark: markGitdir})
+	if l, ok := c.get(dir, key); !ok || l.mark != markGitdir {
 		t.Fatal("a listing of a directory unchanged for an hour was not kept")
 	}
-	if _, ok := c.get(dir, key, old.Add(time.Nanosecond)); ok {
+	if _, ok := c.get(dir, fileKey{key.dev, key.ino, key.ctime.Add(time.Nanosecond)}); ok {
 		t.Fatal("a listing outlived a change of the directory's time")
 	}
-	if _, ok := c.get(dir, fileKey{key.dev, key.ino + 1}, old); ok {
+	if _, ok := c.get(dir, fileKey{key.dev, key.ino + 1, key.ctime}); ok {
 		t.Fatal("a listing outlived its inode")
 	}
-	now := time.Now()
-	c.put(dir, key, now, now, -1, dirListing{})
-	if _, ok := c.get(dir, key, now); ok {
+	key.ctime = time.Now()
+	c.put(dir, key, key.ctime, -1, dirListing{})
+	if _, ok := c.get(dir, key); ok {
 		t.Fatal("a listing read right after a change was trusted")
+	}
+}
+
+// TestDirCacheUnwatchedTimeSetBack: without a watch, a .git made in a
+// folder whose modification time is then set back to what it was (as a
+// command may, utimensat) is found by the next search.
+func TestDirCacheUnwatchedTimeSetBack(t *testing.T) {
+	WatchDirectories(false)
+	t.Cleanup(func() { WatchDirectories(true) })
+	dir := t.TempDir()
+	mkdir(t, dir+"/src")
+	time.Sleep(racyWindow + 100*time.Millisecond) // past the racy window: kept
+	before, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if l, err := listDir(dir); err != nil || l.mark != 0 {
+			t.Fatalf("listDir: %+v %v", l, err)
+		}
+	}
+	mkdir(t, dir+"/.git")
+	if err := os.Chtimes(dir, before.ModTime(), before.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := listDir(dir); l.mark&markDotGitDir == 0 {
+		t.Fatalf("a .git made in a folder whose time was set back was missed: %+v", l)
 	}
 }
 

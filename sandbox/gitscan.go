@@ -60,7 +60,7 @@ func listDir(dir string) (dirListing, error) {
 	}
 	key, cacheable := statKey(fi)
 	if cacheable {
-		if l, ok := dirs.get(dir, key, fi.ModTime()); ok {
+		if l, ok := dirs.get(dir, key); ok {
 			return l, nil
 		}
 	}
@@ -105,24 +105,28 @@ func listDir(dir string) (dirListing, error) {
 		l.mark |= markGitdir
 	}
 	if cacheable {
-		dirs.put(dir, key, fi.ModTime(), readAt, wd, l)
+		dirs.put(dir, key, readAt, wd, l)
 	}
 	return l, nil
 }
 
-// fileKey identifies a directory's inode.
-type fileKey struct{ dev, ino uint64 }
+// fileKey identifies a directory's inode, as of its last change.
+type fileKey struct {
+	dev, ino uint64
+	ctime    time.Time
+}
 
 // dirCache keeps the listings of directories by path. Where the kernel
 // reports changes (inotify, see dirWatcher), a listing stands until an
 // entry of the directory is made, removed or renamed, or the directory
 // itself goes: the event drops it, and findRepos takes in every event
 // queued before it starts. Elsewhere a listing stands while the
-// directory is the same inode with the same modification time, which
-// changes with every such change; as a time can lag behind a change made
-// within the same clock tick (file times are coarse), a listing read
-// within racyWindow of the directory's last change is never trusted
-// there (git's "racily clean" rule). Its zero value is ready for use.
+// directory is the same inode with the same change time, which changes
+// with every such change (and, unlike the modification time, cannot be
+// set back); as a time can lag behind a change made within the same
+// clock tick (file times are coarse), a listing read within racyWindow
+// of the directory's last change is never trusted there (git's "racily
+// clean" rule). Its zero value is ready for use.
 type dirCache struct {
 	// mu guards the fields below.
 	mu sync.Mutex
@@ -136,7 +140,6 @@ type dirCache struct {
 
 type cachedDir struct {
 	key     fileKey
-	mtime   time.Time
 	trusted bool
 	wd      int // the directory's watch, -1 for none
 	l       dirListing
@@ -214,23 +217,23 @@ func (c *dirCache) drain() {
 	})
 }
 
-func (c *dirCache) get(dir string, key fileKey, mtime time.Time) (dirListing, bool) {
+func (c *dirCache) get(dir string, key fileKey) (dirListing, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[dir]
-	if !ok || !e.trusted || e.key != key || !e.mtime.Equal(mtime) {
+	if !ok || !e.trusted || e.key.dev != key.dev || e.key.ino != key.ino || !e.key.ctime.Equal(key.ctime) {
 		return dirListing{}, false
 	}
 	return e.l, true
 }
 
-func (c *dirCache) put(dir string, key fileKey, mtime, readAt time.Time, wd int, l dirListing) {
+func (c *dirCache) put(dir string, key fileKey, readAt time.Time, wd int, l dirListing) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= dirCacheMax {
 		c.m = map[string]cachedDir{}
 	}
-	c.m[dir] = cachedDir{key: key, mtime: mtime, trusted: readAt.Sub(mtime) > racyWindow, wd: wd, l: l}
+	c.m[dir] = cachedDir{key: key, trusted: readAt.Sub(key.ctime) > racyWindow, wd: wd, l: l}
 }
 
 // gitFound is what the search of the writable roots found.

@@ -1,8 +1,8 @@
-//go:build !unix
+//go:build !linux
 
 package sandbox
 
 import "io/fs"
 
-// statKey: no inode here, so no cache.
+// statKey: no change time read here, so no cache.
 func statKey(fs.FileInfo) (fileKey, bool) { return fileKey{}, false }

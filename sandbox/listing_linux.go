@@ -18,26 +18,31 @@ import (
 // that are mostly absent, and on ext4 a listing of a busy /tmp costs more
 // than the rest of the plan together.
 //
-// A listing is reused only while the directory's status (device, inode,
-// change time) is what it was when it was read. Adding, removing or
-// renaming an entry sets the directory's change time to the clock's
-// present, and no call sets it to a chosen value (utimensat sets the
-// change time to the present too). The clock file systems stamp with
-// advances in ticks, and some stamp whole seconds, so a change in the
-// tick (or second) of the listing could leave it as it was: a listing is
-// kept only when the directory had not changed for a margin before it
-// was read (see stood), so that whatever changes it later moves its
-// change time on. Only exact listings are kept (see listing.exact).
+// A listing is reused only while the directory's status (mount, device,
+// inode, change time) is what it was when it was read. Adding, removing
+// or renaming an entry through the mount sets the directory's change time
+// to the clock's present, and no call sets it to a chosen value
+// (utimensat sets the change time to the present too). The clock file
+// systems stamp with advances in ticks, and some stamp whole seconds, so
+// a change in the tick (or second) of the listing could leave it as it
+// was: a listing is kept only when the directory had not changed for a
+// margin before it was read (see stood), so that whatever changes it
+// later moves its change time on. A file system changed while it was not
+// mounted (an image edited offline, then mounted again on the same
+// device) keeps its change times as they were: the mount's unique number,
+// never reused while the machine runs, tells that mount from the one the
+// listing was read on; a kernel without it (before 6.8) keeps no
+// listing. Only exact listings are kept (see listing.exact).
 func dirNames(dir string) ([]string, error) {
 	l, err := cachedListing(dir)
 	return l.names, err
 }
 
-// dirEntries is os.ReadDir(dir) (sorted by name), from the listing
-// dirNames keeps.
-func dirEntries(dir string) ([]string, []os.FileMode, error) {
+// listEntries is os.ReadDir(dir) (sorted by name), from the listing
+// dirNames keeps, and whether the listing is exact (see listing.exact).
+func listEntries(dir string) ([]string, []os.FileMode, bool, error) {
 	l, err := cachedListing(dir)
-	return l.names, l.types, err
+	return l.names, l.types, l.exact, err
 }
 
 func cachedListing(dir string) (listing, error) {
@@ -63,8 +68,8 @@ func cachedListing(dir string) (listing, error) {
 // if any; settled says dir has stood unchanged long enough (see stood: a
 // listing read now would be kept).
 func keptListing(dir string) (l listing, ok, settled bool) {
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, dir, 0, statxWanted, &st); err != nil {
 		return listing{}, false, false
 	}
 	listings.mu.Lock()
@@ -73,8 +78,12 @@ func keptListing(dir string) (l listing, ok, settled bool) {
 	if ok && l.same(&st) {
 		return l, true, true
 	}
-	return listing{}, false, stood(st.Ctim, time.Now())
+	return listing{}, false, st.Mask&unix.STATX_MNT_ID_UNIQUE != 0 && stood(st.Ctime, time.Now())
 }
+
+// statxWanted is what a listing's status check asks of statx: its mount's
+// unique number besides the basic status.
+const statxWanted = unix.STATX_BASIC_STATS | unix.STATX_MNT_ID_UNIQUE
 
 // listingMargin is how long a directory must have stood unchanged before a
 // listing of it is kept: far above a clock tick (1–10 ms).
@@ -91,12 +100,12 @@ const coarseMargin = 2 * time.Second
 // change time of no nanoseconds is taken for a file system of whole
 // seconds (on one of nanoseconds that is one in a billion, and only makes
 // the wait longer).
-func stood(ctime unix.Timespec, now time.Time) bool {
+func stood(ctime unix.StatxTimestamp, now time.Time) bool {
 	margin := listingMargin
 	if ctime.Nsec == 0 {
 		margin = coarseMargin
 	}
-	return time.Unix(ctime.Unix()).Before(now.Add(-margin))
+	return time.Unix(ctime.Sec, int64(ctime.Nsec)).Before(now.Add(-margin))
 }
 
 // maxListings bounds the directories kept (a plan reads a few dozen).
@@ -108,25 +117,33 @@ var listings = struct {
 }{m: map[string]listing{}}
 
 type listing struct {
-	dev, ino uint64
-	ctime    unix.Timespec
-	names    []string      // sorted; never changed once kept
-	types    []os.FileMode // each name's type (as os.DirEntry.Type)
+	mnt   uint64 // the mount's unique number (STATX_MNT_ID_UNIQUE)
+	dev   [2]uint32
+	ino   uint64
+	ctime unix.StatxTimestamp
+	names []string      // sorted; never changed once kept
+	types []os.FileMode // each name's type (as os.DirEntry.Type)
 	// exact: a lookup in the directory finds exactly the names listed,
 	// spelled as listed, and the kernel sets its times as it changes: a
 	// local file system of a known kind (not NFS, whose attributes are
 	// cached, nor FUSE, nor autofs, whose entries appear when looked up,
-	// nor XFS, whose ascii-ci file systems fold case), and no case-folding
-	// directory. Only an exact listing may say a name is absent.
+	// nor XFS, whose ascii-ci file systems fold case, nor an overlay,
+	// whose merged folders list what their layers held when first read
+	// and take their times from the upper layer alone), no case-folding
+	// directory, and no encrypted one (listed without its key, its names
+	// are ciphertext, and a key added later changes every name and not
+	// the change time). Only an exact listing may say a name is absent.
 	exact bool
-	// trusted: exact, and the directory had stood unchanged for
-	// listingMargin (coarseMargin on a file system of whole seconds)
-	// when it was read: the listing may be kept.
+	// trusted: exact, read on a mount with a unique number, and the
+	// directory had stood unchanged for listingMargin (coarseMargin on a
+	// file system of whole seconds) when it was read: the listing may be
+	// kept.
 	trusted bool
 }
 
-func (l listing) same(st *unix.Stat_t) bool {
-	return l.dev == st.Dev && l.ino == st.Ino && l.ctime == st.Ctim
+func (l listing) same(st *unix.Statx_t) bool {
+	return st.Mask&unix.STATX_MNT_ID_UNIQUE != 0 && l.mnt == st.Mnt_id &&
+		l.dev == [2]uint32{st.Dev_major, st.Dev_minor} && l.ino == st.Ino && l.ctime == st.Ctime
 }
 
 // readListing lists dir and says whether the listing may be kept.
@@ -138,8 +155,8 @@ func readListing(dir string) (listing, error) {
 	}
 	defer f.Close()
 	fd := int(f.Fd())
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	var st unix.Statx_t
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, statxWanted, &st); err != nil {
 		return listing{}, err
 	}
 	entries, err := f.ReadDir(-1)
@@ -147,12 +164,12 @@ func readListing(dir string) (listing, error) {
 		return listing{}, err
 	}
 	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	l := listing{dev: st.Dev, ino: st.Ino, ctime: st.Ctim, names: make([]string, len(entries)), types: make([]os.FileMode, len(entries))}
+	l := listing{mnt: st.Mnt_id, dev: [2]uint32{st.Dev_major, st.Dev_minor}, ino: st.Ino, ctime: st.Ctime, names: make([]string, len(entries)), types: make([]os.FileMode, len(entries))}
 	for i, e := range entries {
 		l.names[i], l.types[i] = e.Name(), e.Type()
 	}
-	l.exact = st.Mode&unix.S_IFMT == unix.S_IFDIR && stampedLocally(fd) && !caseFolding(fd)
-	l.trusted = l.exact && stood(st.Ctim, before)
+	l.exact = st.Mode&unix.S_IFMT == unix.S_IFDIR && stampedLocally(fd) && plainNames(fd, &st)
+	l.trusted = l.exact && st.Mask&unix.STATX_MNT_ID_UNIQUE != 0 && stood(st.Ctime, before)
 	return l, nil
 }
 
@@ -164,25 +181,35 @@ func stampedLocally(fd int) bool {
 		return false
 	}
 	switch fs.Type {
-	case unix.TMPFS_MAGIC, unix.EXT4_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.OVERLAYFS_SUPER_MAGIC:
+	case unix.TMPFS_MAGIC, unix.EXT4_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC:
 		return true
 	}
 	return false
 }
 
-// caseFolding: the directory fd looks names up without regard to case
-// (or says nothing, which counts as yes).
-func caseFolding(fd int) bool {
+// plainNames: the directory fd (whose status is st) lists its names as
+// lookups match them — not encrypted (by its status, or by its flags, for
+// a kernel whose statx does not say), and not case-folding — and its
+// flags say so (no answer counts as no).
+func plainNames(fd int, st *unix.Statx_t) bool {
+	if st.Attributes&unix.STATX_ATTR_ENCRYPTED != 0 {
+		return false
+	}
 	flags, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
 	if err != nil {
-		// tmpfs before 6.13 and others answer ENOTTY: they do not fold.
-		return err != unix.ENOTTY && err != unix.EINVAL && err != unix.EOPNOTSUPP
+		// tmpfs before 6.13 and others answer ENOTTY: they neither
+		// fold case nor encrypt (ext4 and btrfs answer).
+		return err == unix.ENOTTY || err == unix.EINVAL || err == unix.EOPNOTSUPP
 	}
-	return flags&fsCasefoldFL != 0
+	return flags&(fsCasefoldFL|fsEncryptFL) == 0
 }
 
-// fsCasefoldFL is FS_CASEFOLD_FL of linux/fs.h (not in x/sys/unix).
-const fsCasefoldFL = 0x40000000
+// fsCasefoldFL and fsEncryptFL are FS_CASEFOLD_FL and FS_ENCRYPT_FL of
+// linux/fs.h (not in x/sys/unix).
+const (
+	fsCasefoldFL = 0x40000000
+	fsEncryptFL  = 0x00000800
+)
 
 // absence holds the listings one plan reads, and says from them which
 // paths are provably absent: one status check a folder however many paths

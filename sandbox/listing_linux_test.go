@@ -98,7 +98,7 @@ func TestDirNamesSeesEveryChange(t *testing.T) {
 		if err := c.change(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		names, types, err := dirEntries(dir)
+		names, types, _, err := listEntries(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,14 +14,15 @@ func dirNames(dir string) ([]string, error) {
 	return names, err
 }
 
-// dirEntries is os.ReadDir(dir).
-func dirEntries(dir string) ([]string, []os.FileMode, error) {
+// listEntries is os.ReadDir(dir) (sorted by name), and never exact here: lookups may
+// find an entry by a name it does not list (a case-insensitive volume).
+func listEntries(dir string) ([]string, []os.FileMode, bool, error) {
 	entries, err := os.ReadDir(dir)
 	names, types := make([]string, len(entries)), make([]os.FileMode, len(entries))
 	for i, e := range entries {
 		names[i], types[i] = e.Name(), e.Type()
 	}
-	return names, types, err
+	return names, types, false, err
 }
 
 // absence says which paths are provably absent: none here (each is

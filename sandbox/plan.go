@@ -1061,12 +1061,56 @@ func carveFrom(root string, typ os.FileMode, excluded []string, leaf Access) []G
 		return []Grant{{Path: root, Dir: typ.IsDir(), Access: leaf}}
 	}
 	var out []Grant
-	names, types, err := dirEntries(root)
+	names, types, exact, err := listEntries(root)
 	if err != nil {
 		return out
 	}
+	if !exact {
+		below = respell(root, names, below)
+	}
 	for i, name := range names {
 		out = append(out, carveFrom(filepath.Join(root, name), types[i], below, leaf)...)
+	}
+	return out
+}
+
+// respell is excluded (paths below dir) as the entries of dir (names)
+// spell them, for a folder whose lookups may find an entry by a name it
+// does not list (a case-folding folder finds .AWS as .aws; a file system
+// not known to list names as it looks them up): an excluded path whose
+// name in dir is not an entry is matched by identity with the entries,
+// and each entry that is the same file stands for it too (a hard link
+// beside it included).
+func respell(dir string, names []string, excluded []string) []string {
+	var ids []os.FileInfo // each entry's status, read on first need
+	out := excluded
+	for _, e := range excluded {
+		first, rest, _ := strings.Cut(strings.TrimPrefix(e, dir+"/"), "/")
+		if dir == "/" {
+			first, rest, _ = strings.Cut(strings.TrimPrefix(e, "/"), "/")
+		}
+		if _, listed := slices.BinarySearch(names, first); listed {
+			continue
+		}
+		st, err := os.Lstat(filepath.Join(dir, first))
+		if err != nil {
+			continue // no entry is found by that name
+		}
+		if ids == nil {
+			ids = make([]os.FileInfo, len(names))
+			for i, name := range names {
+				ids[i], _ = os.Lstat(filepath.Join(dir, name))
+			}
+		}
+		for i, name := range names {
+			if ids[i] != nil && os.SameFile(ids[i], st) {
+				alias := filepath.Join(dir, name)
+				if rest != "" {
+					alias = filepath.Join(alias, rest)
+				}
+				out = append(out, alias)
+			}
+		}
 	}
 	return out
 }

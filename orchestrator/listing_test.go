@@ -1,11 +1,16 @@
 package orchestrator
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
 // TestSecretMadeBetweenCalls: a secret store the host makes between two
@@ -72,5 +77,84 @@ func sandboxedCalls(t *testing.T) func(cmd string) string {
 			t.Fatalf("%s: %v", cmd, err)
 		}
 		return r.Output
+	}
+}
+
+// TestRepoMadeWhereAFolderWasMoved: a repository a command makes with a
+// hook and core.fsmonitor, at the path of a folder an earlier search had
+// read and that the command moved away (with its parent) first, is
+// reported, and its hook is not writable from the next call (red team
+// 17: the search kept the moved folder's listing for the path).
+func TestRepoMadeWhereAFolderWasMoved(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	requireSandbox(t)
+	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
+	run := func(cmd string) (string, []string) {
+		t.Helper()
+		r, err := f.exec(t, cmd, false, "")
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		return r.Output, r.Notes
+	}
+	run("mkdir -p decoy/proj")
+	run("true")
+	_, notes := run(`mv decoy old && mkdir -p decoy/proj && git init -q decoy/proj && printf '#!/bin/sh\necho PWNED\n' > decoy/proj/.git/hooks/pre-commit && git -C decoy/proj config core.fsmonitor ./evil.sh; echo rc=$?`)
+	if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "core.fsmonitor") }) {
+		t.Errorf("the repository made at the moved folder's path went unreported: %q", notes)
+	}
+	if out, _ := run("echo more >> decoy/proj/.git/hooks/pre-commit; echo rc=$?"); strings.Contains(out, "rc=0") {
+		t.Errorf("its hook is writable from the next call: %q", out)
+	}
+}
+
+// TestSessionLeftRunningReadsNoLaterSecret: a secret store the host makes
+// while a sandboxed session runs on — in a home holding none of the
+// unreadable paths, or in ~/.config holding no other — is unreadable to
+// that session too (red team 17: the folder was granted whole, and what
+// was made in it later readable until the next call).
+func TestSessionLeftRunningReadsNoLaterSecret(t *testing.T) {
+	requireSandbox(t)
+	for _, secret := range []string{".aws/credentials", ".config/gh/hosts.yml"} {
+		t.Run(secret, func(t *testing.T) {
+			root, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			home := filepath.Join(root, "home")
+			if err := os.MkdirAll(filepath.Join(home, ".config", "other"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("HOME", home)
+			// The home is in /tmp: /tmp is no writable root here (in one,
+			// what the command may write it may read).
+			f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\nexclude_slash_tmp = true\nexclude_tmpdir_env_var = true\n")
+			path := filepath.Join(home, secret)
+			r, err := f.o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{
+				Cmd:   "cat ~/.config/other/../../.config/other >/dev/null 2>&1; for i in $(seq 50); do [ -e " + path + " ] && break; sleep 0.1; done; cat " + path + "; echo tried",
+				Login: noLogin, Yield: 300 * time.Millisecond}})
+			if err != nil || r.SessionID == 0 {
+				t.Fatalf("no session left running: %v %+v", err, r)
+			}
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte("SECRET-later\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out := r.Output
+			for !strings.Contains(out, "tried") {
+				w, err := f.o.Write(context.Background(), unifiedexec.WriteRequest{SessionID: r.SessionID, Yield: 2 * time.Second})
+				if err != nil {
+					t.Fatalf("after %q: %v", out, err)
+				}
+				out += w.Output
+			}
+			if strings.Contains(out, "SECRET") {
+				t.Errorf("the running session read ~/%s, made after it started: %q", secret, out)
+			}
+		})
 	}
 }

@@ -368,7 +368,7 @@ func TestDirCache(t *testing.T) {
 	if l, err := listDir(dir); err != nil || l.mark != 0 {
 		t.Fatalf("%+v %v", l, err)
 	}
-	if _, ok := dirs.watched(dir); !ok {
+	if !watchedNow(dir) {
 		t.Skip("no inotify here")
 	}
 	mkdir(t, dir+"/.git")
@@ -429,6 +429,47 @@ func TestDirCacheUnwatchedTimeSetBack(t *testing.T) {
 	}
 	if l, _ := listDir(dir); l.mark&markDotGitDir == 0 {
 		t.Fatalf("a .git made in a folder whose time was set back was missed: %+v", l)
+	}
+}
+
+// watchedNow: the cache holds a watched listing of dir.
+func watchedNow(dir string) bool {
+	dirs.mu.Lock()
+	defer dirs.mu.Unlock()
+	e, ok := dirs.m[dir]
+	return ok && e.wd >= 0
+}
+
+// TestDirCacheFolderAboveMoved: a watched folder whose parent is renamed
+// away, and another folder put at its path, is no event of the folder
+// read: the next search finds the .git at the path all the same (red
+// team 17: a repository moved there was left writable, and one a command
+// made there unreported).
+func TestDirCacheFolderAboveMoved(t *testing.T) {
+	ws := t.TempDir()
+	mkdir(t, ws+"/decoy/proj")
+	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 0 {
+		t.Fatalf("findRepos: %+v", f)
+	}
+	if !watchedNow(ws + "/decoy/proj") {
+		t.Skip("no inotify here")
+	}
+	if err := os.Rename(ws+"/decoy", ws+"/old"); err != nil {
+		t.Fatal(err)
+	}
+	mkdir(t, ws+"/decoy/proj/.git")
+	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 {
+		t.Fatalf("the .git in a folder put where a watched one was is missed: %+v", f)
+	}
+}
+
+// TestGitSurveyFoldsCase: .GIT is found as .git (a case-insensitive
+// folder finds it so, and so does git).
+func TestGitSurveyFoldsCase(t *testing.T) {
+	ws := t.TempDir()
+	mkdir(t, ws+"/proj/.GIT")
+	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 {
+		t.Fatalf("a .GIT was missed: %+v", f)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -51,9 +52,6 @@ type dirListing struct {
 
 // listDir reads dir (through the cache, see dirCache).
 func listDir(dir string) (dirListing, error) {
-	if l, ok := dirs.watched(dir); ok {
-		return l, nil
-	}
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return dirListing{}, err
@@ -64,6 +62,14 @@ func listDir(dir string) (dirListing, error) {
 			return l, nil
 		}
 	}
+	f, err := openDir(dir)
+	if err != nil {
+		return dirListing{}, err
+	}
+	defer f.Close()
+	// Only a folder whose listing holds what lookups find, on a file
+	// system whose changes the kernel reports and stamps, is kept.
+	cacheable = cacheable && sameDir(f, key) && keepableDir(f)
 	// Watched before it is read: a change after the watch is an event, one
 	// before it is in what is read.
 	wd := -1
@@ -71,7 +77,7 @@ func listDir(dir string) (dirListing, error) {
 		wd = dirs.watch(dir)
 	}
 	readAt := time.Now()
-	entries, err := os.ReadDir(dir)
+	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return dirListing{}, err
 	}
@@ -79,8 +85,10 @@ func listDir(dir string) (dirListing, error) {
 	var head, objects, refs bool
 	for _, e := range entries {
 		t := e.Type()
-		switch e.Name() {
-		case ".git":
+		// A case-insensitive folder finds .GIT as .git, and git does:
+		// the names are matched without regard to case.
+		switch name := e.Name(); {
+		case strings.EqualFold(name, ".git"):
 			switch {
 			case t.IsDir():
 				l.mark |= markDotGitDir
@@ -90,11 +98,11 @@ func listDir(dir string) (dirListing, error) {
 				l.mark |= markDotGitFile
 			}
 			continue
-		case "HEAD":
+		case strings.EqualFold(name, "HEAD"):
 			head = t.IsRegular() || t&fs.ModeSymlink != 0
-		case "objects":
+		case strings.EqualFold(name, "objects"):
 			objects = t.IsDir()
-		case "refs":
+		case strings.EqualFold(name, "refs"):
 			refs = t.IsDir()
 		}
 		if t.IsDir() {
@@ -116,17 +124,20 @@ type fileKey struct {
 	ctime    time.Time
 }
 
-// dirCache keeps the listings of directories by path. Where the kernel
-// reports changes (inotify, see dirWatcher), a listing stands until an
-// entry of the directory is made, removed or renamed, or the directory
-// itself goes: the event drops it, and findRepos takes in every event
-// queued before it starts. Elsewhere a listing stands while the
-// directory is the same inode with the same change time, which changes
-// with every such change (and, unlike the modification time, cannot be
-// set back); as a time can lag behind a change made within the same
-// clock tick (file times are coarse), a listing read within racyWindow
-// of the directory's last change is never trusted there (git's "racily
-// clean" rule). Its zero value is ready for use.
+// dirCache keeps the listings of directories by path. A listing stands
+// only while the path leads to the same folder (device and inode): a
+// folder above it renamed, and another put in its place, is no event of
+// the folder read. Where the kernel reports changes (inotify, see
+// dirWatcher), it stands until an entry of the folder is made, removed
+// or renamed, or the folder itself goes: the event drops it, and
+// findRepos takes in every event queued before it starts. Elsewhere a
+// listing stands while the folder has the same change time, which
+// changes with every such change (and, unlike the modification time,
+// cannot be set back); as a time can lag behind a change made within the
+// same clock tick (file times are coarse), a listing read within
+// racyWindow of the folder's last change is never trusted there (git's
+// "racily clean" rule). Only folders whose listing is exact are kept
+// (see keepableDir). Its zero value is ready for use.
 type dirCache struct {
 	// mu guards the fields below.
 	mu sync.Mutex
@@ -162,18 +173,6 @@ func WatchDirectories(on bool) {
 	dirs.mu.Lock()
 	dirs.noWatch = !on
 	dirs.mu.Unlock()
-}
-
-// watched returns the listing of a watched directory, valid until an
-// event says otherwise (see drain).
-func (c *dirCache) watched(dir string) (dirListing, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[dir]
-	if !ok || e.wd < 0 {
-		return dirListing{}, false
-	}
-	return e.l, true
 }
 
 // watch asks the kernel to report changes to dir; -1 when it cannot.
@@ -221,7 +220,12 @@ func (c *dirCache) get(dir string, key fileKey) (dirListing, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[dir]
-	if !ok || !e.trusted || e.key.dev != key.dev || e.key.ino != key.ino || !e.key.ctime.Equal(key.ctime) {
+	switch {
+	case !ok || e.key.dev != key.dev || e.key.ino != key.ino:
+		return dirListing{}, false
+	case e.wd >= 0:
+		return e.l, true // watched: an event drops it (drain)
+	case !e.trusted || !e.key.ctime.Equal(key.ctime):
 		return dirListing{}, false
 	}
 	return e.l, true

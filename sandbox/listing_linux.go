@@ -173,6 +173,32 @@ func readListing(dir string) (listing, error) {
 	return l, nil
 }
 
+// openDir opens the folder dir itself (no symbolic link followed).
+func openDir(dir string) (*os.File, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	return os.NewFile(uintptr(fd), dir), nil
+}
+
+// sameDir: f is the folder key names (its device and inode).
+func sameDir(f *os.File, key fileKey) bool {
+	var st unix.Stat_t
+	return unix.Fstat(int(f.Fd()), &st) == nil && st.Dev == key.dev && st.Ino == key.ino
+}
+
+// keepableDir: the folder f lists exactly what lookups find in it, on a
+// file system that stamps and reports its changes (see listing.exact).
+func keepableDir(f *os.File) bool {
+	fd := int(f.Fd())
+	var st unix.Statx_t
+	if unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_BASIC_STATS, &st) != nil {
+		return false
+	}
+	return stampedLocally(fd) && plainNames(fd, &st)
+}
+
 // stampedLocally: the file system of fd is one whose times the kernel sets
 // as it changes the directory, on this machine.
 func stampedLocally(fd int) bool {

@@ -270,3 +270,36 @@ func TestRespell(t *testing.T) {
 		t.Fatalf("respell of /: %v", got)
 	}
 }
+
+// TestRealLater: where an absent unreadable path would be made.
+func TestRealLater(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "real/sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resolved := map[string]string{}
+	for _, c := range [][2]string{
+		{"real/sub/x", "real/sub/x"},
+		{"link/sub/x/y", "real/sub/x/y"}, // through the link
+		{"real/none/x", "real/none/x"},
+		{"file/x", ""},         // nothing can be made under a file
+		{"real/../file/x", ""}, // a ".." is not followed
+	} {
+		want := ""
+		if c[1] != "" {
+			want = filepath.Join(dir, c[1])
+		}
+		if got := realLater(dir+"/"+c[0], resolved); got != want {
+			t.Errorf("realLater(%s) = %q, want %q", c[0], got, want)
+		}
+	}
+}

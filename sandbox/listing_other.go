@@ -38,3 +38,10 @@ func (*absence) forget(string) {}
 
 // read is dir's sorted names (read afresh).
 func (*absence) read(dir string) ([]string, error) { return dirNames(dir) }
+
+// openDir opens the folder dir.
+func openDir(dir string) (*os.File, error) { return os.Open(dir) }
+
+// sameDir and keepableDir: no listing is kept here (see statKey).
+func sameDir(*os.File, fileKey) bool { return false }
+func keepableDir(*os.File) bool      { return false }

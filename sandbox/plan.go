@@ -357,7 +357,12 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		return slices.ContainsFunc(roots, func(r string) bool { return path == r || within(path, r) })
 	}
 
-	var deny []string
+	// later: the unreadable paths that are absent, where they would be
+	// made (see realLater); the folders on the way to them are carved,
+	// so that what a session left running sees made there later (a
+	// gh auth login while it runs) is unreadable to it as well.
+	var deny, later []string
+	resolved := map[string]string{}
 	for _, d := range p.DenyRead {
 		d = expand(d, home)
 		if strings.HasPrefix(d, "~") {
@@ -369,10 +374,10 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		}
 		// Most of the default list is absent: one stat says so, where
 		// EvalSymlinks would lstat each component.
-		if lookups.absent(d) {
-			continue // nothing there to protect (no entry of its name)
-		}
-		if _, err := os.Stat(d); err != nil {
+		if lookups.absent(d) || !exists(d) {
+			if l := realLater(d, resolved); l != "" && !inRoots(l) {
+				later = append(later, l)
+			}
 			continue
 		}
 		real, err := filepath.EvalSymlinks(d)
@@ -484,7 +489,7 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	}
 	plan.Sockets = existingSockets(lookups, sockets)
 
-	plan.Read = carve("/", plan.DenyRead, AccessRead)
+	plan.Read = carve("/", append(slices.Clip(plan.DenyRead), later...), AccessRead)
 	plan.carveWrite()
 	plan.Devices = planDevices()
 	if len(plan.DenyRead) > 0 {
@@ -1122,6 +1127,50 @@ func within(path, dir string) bool {
 	}
 	return strings.HasPrefix(path, dir+"/")
 }
+
+// exists: path (followed) is there.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// realLater is where the absent path p would be made: its deepest
+// existing folder, resolved, joined with the rest of it; "" when p has a
+// "..", or a file stands on its way. resolved keeps the folders resolved
+// so far ("" for one absent).
+func realLater(p string, resolved map[string]string) string {
+	if slices.Contains(strings.Split(p, "/"), "..") {
+		return ""
+	}
+	p = filepath.Clean(p)
+	dir, rest := filepath.Dir(p), filepath.Base(p)
+	for {
+		real, ok := resolved[dir]
+		if !ok {
+			real = ""
+			if r, err := filepath.EvalSymlinks(dir); err == nil {
+				real = r
+				if st, err := os.Stat(r); err != nil || !st.IsDir() {
+					real = fileOnWay // nothing can be made there
+				}
+			}
+			resolved[dir] = real
+		}
+		if real == fileOnWay {
+			return ""
+		}
+		if real != "" {
+			return filepath.Join(real, rest)
+		}
+		if dir == "/" {
+			return ""
+		}
+		dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
+// fileOnWay marks, in realLater's folders, one that is a file.
+const fileOnWay = "\x00file"
 
 // realDir resolves path (relative to base) to an existing directory
 // without symbolic links.

@@ -131,8 +131,14 @@ type Process struct {
 	waitMu   sync.Mutex
 	lastSeen string
 
-	// killMu makes the passes of killTree one after the other.
+	// killMu makes the passes of killTree one after the other, and
+	// orders them with the reaping of the leader (see wait).
 	killMu sync.Mutex
+	// leaderReaped: the leader has been reaped, its number (and so its
+	// group's and its session's, once they are empty) may be any new
+	// process's, of any program. Set under killMu: a kill pass never
+	// signals by the number once it is set.
+	leaderReaped bool
 
 	// mu guards the fields below.
 	mu     sync.Mutex
@@ -577,13 +583,26 @@ func (p *Process) wait() {
 		if endTree {
 			p.killTree(syscall.SIGKILL)
 		}
+		// Reaped while no kill pass runs, and no pass signals the number
+		// afterwards: a Kill or Signal that comes while the output
+		// drains must not reach the new process, of this program or
+		// another, that has the number by then.
+		p.killMu.Lock()
 		err = p.cmd.Wait()
+		p.leaderReaped = true
+		p.killMu.Unlock()
 	} else {
 		err = p.cmd.Wait()
 		tracepoint.Mark("session: command exited")
 		if endTree {
+			// Where the leader cannot be waited for without reaping it,
+			// the rest of its tree is ended by number right after, as
+			// best it can be.
 			p.killTree(syscall.SIGKILL)
 		}
+		p.killMu.Lock()
+		p.leaderReaped = true
+		p.killMu.Unlock()
 	}
 	reaped(pid)
 	st := statusFrom(p.cmd.ProcessState, err)
@@ -823,13 +842,17 @@ func (p *Process) killTree(sig syscall.Signal) error {
 	default:
 	}
 	pid := p.cmd.Process.Pid
-	err := syscall.Kill(-pid, sig)
-	if err == syscall.ESRCH {
-		select {
-		case <-p.exited:
-			// Reaped: the number is no longer the leader's.
-			err = nil
-		default:
+	// By number only while the leader is not reaped (see wait): until
+	// then the number, and its group's and its session's, is no one
+	// else's. Afterwards it may be any new process's — a session leader
+	// of another program's, numbered as its group and session — and
+	// what is left of the tree is found by its marker, cgroup or mount
+	// namespace, which are this session's alone.
+	byNumber := !p.leaderReaped
+	var err error
+	if byNumber {
+		err = syscall.Kill(-pid, sig)
+		if err == syscall.ESRCH {
 			err = syscall.Kill(pid, sig)
 		}
 	}
@@ -865,8 +888,13 @@ func (p *Process) killTree(sig syscall.Signal) error {
 			// (exit 125) if it were reaped here first.
 			// Whatever is still in the session is ended too: a process
 			// whose environment could not be read at the scan above
-			// (it was already dying) is still ours.
-			members := sessionMembers(pid)
+			// (it was already dying) is still ours — while the leader
+			// is unreaped: after, the session numbered as it may be
+			// another's.
+			var members []int
+			if byNumber {
+				members = sessionMembers(pid)
+			}
 			for _, q := range members {
 				syscall.Kill(q, sig)
 			}

@@ -525,11 +525,49 @@ func (p *Process) pump() {
 				buf = make([]byte, 32*1024)
 			}
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// wait gave up waiting for the end of the output (drainCap):
+			// what the terminal or pipe holds now was written before,
+			// the tail of it too — deliver it, then stop.
+			p.drainRest(rc, buf)
+			return
+		}
 		if err != nil || rerr != nil || n <= 0 {
 			return
 		}
 	}
 }
+
+// drainRest delivers what the terminal or pipe holds once wait has given
+// up on the end of the output: reads until there is nothing more to read
+// now, at most drainRestMax bytes (a descendant that escaped the kill may
+// write for ever).
+func (p *Process) drainRest(rc syscall.RawConn, buf []byte) {
+	for total := 0; total < drainRestMax; {
+		n := 0
+		var rerr error
+		rc.Control(func(fd uintptr) {
+			for {
+				n, rerr = syscall.Read(int(fd), buf)
+				if rerr != syscall.EINTR {
+					return
+				}
+			}
+		})
+		if n <= 0 || rerr != nil {
+			return
+		}
+		p.spec.Output.Write(buf[:n])
+		total += n
+	}
+}
+
+// drainRestMax bounds drainRest: more than a terminal or pipe holds.
+const drainRestMax = 1 << 20
+
+// drainGaveUp, when set (by tests), is called once wait has given up
+// waiting for the end of the output.
+var drainGaveUp func()
 
 // drained reports whether everything the command wrote before the call
 // has been delivered to Spec.Output: the pump is parked, waiting for more,
@@ -627,8 +665,12 @@ func (p *Process) wait() {
 	case <-p.pumpEnd:
 	case <-time.After(drainCap):
 		// A descendant we could not find still holds the terminal: give
-		// up after the cap, without losing what was already read.
+		// up after the cap, without losing what was already written
+		// (the pump delivers what the terminal holds, see drainRest).
 		p.output.SetReadDeadline(time.Now())
+		if drainGaveUp != nil {
+			drainGaveUp()
+		}
 		<-p.pumpEnd
 	}
 	if p.output != nil {

@@ -8,12 +8,15 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestMain(m *testing.M) {
@@ -372,5 +375,62 @@ func TestSessionEndSparesNewcomerWithLeaderPid(t *testing.T) {
 	defer func() { newcomer.Process.Kill(); newcomer.Wait() }()
 	if state, _, _, _ := procStat(newcomer.Process.Pid); state == "Z" || state == "" {
 		t.Fatalf("the newcomer (pid %d, the leader was %d) died with the old session", newcomer.Process.Pid, p.Pid())
+	}
+}
+
+// TestTailNotLostAtDrainCap: when wait gives up waiting for the end of
+// the output (drainCap) while the pump is slow — here the output sink
+// holds it until then; on a loaded machine the scheduler does — what the
+// command wrote before it exited is still delivered, its tail too.
+// Before the fix the read deadline that ends the wait cut it off.
+func TestTailNotLostAtDrainCap(t *testing.T) {
+	for _, m := range modes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			gaveUp := make(chan struct{})
+			var once sync.Once
+			drainGaveUp = func() { once.Do(func() { close(gaveUp) }) }
+			defer func() { drainGaveUp = nil }()
+			// The command writes its first line, then the rest once
+			// the pump holds that line (it waits on a fifo the sink
+			// opens): the rest is still in the terminal or pipe when
+			// wait gives up.
+			fifo := filepath.Join(t.TempDir(), "go-on")
+			if err := unix.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var out syncBuf
+			first := true
+			sink := writerFunc(func(b []byte) (int, error) {
+				if first {
+					first = false
+					out.Write(b)
+					f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+					if err != nil {
+						return 0, err
+					}
+					f.Close()
+					<-gaveUp // held until wait has given up on the drain
+					return len(b), nil
+				}
+				return out.Write(b)
+			})
+			// Less than a terminal or pipe holds: the command exits
+			// while the sink holds the pump.
+			script := "echo first; read -r _ < " + fifo + "; head -c 3000 /dev/zero | tr '\\0' x; echo; echo THE-END"
+			p, err := Start(Spec{Argv: []string{"/bin/bash", "-c", script}, TTY: m.tty, Output: sink, Helper: m.helper})
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-p.Done():
+			case <-time.After(20 * time.Second):
+				p.Kill(0)
+				t.Fatal("the session did not end")
+			}
+			got := out.String()
+			if st := p.ExitStatus(); st.Code != 0 || !strings.Contains(got, "THE-END") || strings.Count(got, "x") != 3000 {
+				t.Fatalf("status %v, %d bytes, %d x's, tail %q", st, len(got), strings.Count(got, "x"), got[max(0, len(got)-40):])
+			}
+		})
 	}
 }

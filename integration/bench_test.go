@@ -5,6 +5,8 @@ package integration
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,6 +30,20 @@ func procStatus(pid int, field string) int {
 func countFDs(pid int) int {
 	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	return len(ents)
+}
+
+// fdTargets is what each of pid's descriptors is open on, sorted (for a
+// leak's report).
+func fdTargets(pid int) []string {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		target, _ := os.Readlink(filepath.Join(dir, e.Name()))
+		out = append(out, target)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func children(pid int) int { return len(proctree.Children(pid)) }

@@ -623,7 +623,7 @@ func TestNetworkNoLeaks(t *testing.T) {
 		t.Fatalf("%d %s", code, out)
 	}
 	pid := proctree.ServingPid(e.cmd.Process.Pid)
-	base, fds := goroutines(), countFDs(pid)
+	base, fds, open := goroutines(), countFDs(pid), fdTargets(pid)
 	for i := 0; i < 3; i++ {
 		e.run(t, round)
 	}
@@ -635,7 +635,7 @@ func TestNetworkNoLeaks(t *testing.T) {
 	})
 	waitWithin(t, time.Minute, func() bool {
 		g, f := goroutines(), countFDs(pid)
-		last = fmt.Sprintf("goroutines %d (base %d), fds %d (base %d)", g, base, f, fds)
+		last = fmt.Sprintf("goroutines %d (base %d), fds %d (base %d): %q, at base %q", g, base, f, fds, fdTargets(pid), open)
 		return g <= base && f <= fds
 	})
 }

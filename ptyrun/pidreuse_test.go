@@ -4,11 +4,11 @@ package ptyrun
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"syscall"
 	"testing"
 
@@ -83,24 +83,40 @@ type newcomer struct {
 // (its group and session numbered as it is, as every session leader's
 // are), and exits 7 once told to (see survived). In the test's own PID
 // namespace (see ownPIDNamespace) only the test itself could take the
-// number first (a thread the runtime starts), so a few tries do.
+// number first: a thread the runtime starts between a write of
+// ns_last_pid and the fork (a thread sandbox's forking thread retires,
+// and the runtime makes another) — under load it did, 20 times in a row.
+// So a shell, one thread, writes ns_last_pid and forks at once; the
+// newcomer is its child (setsid execs in place: a background job leads
+// no group), and the shell exits with the newcomer's status.
 func handPid(t *testing.T, pid int) *newcomer {
 	t.Helper()
+	script := fmt.Sprintf(`exec 3<&0
+echo %d > /proc/sys/kernel/ns_last_pid || exit 99
+setsid sh -c 'read line; exit 7' <&3 &
+echo $!
+wait $!`, pid-1)
 	for try := 0; try < 20; try++ {
-		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
-			t.Fatalf("ns_last_pid: %v", err)
-		}
-		c := exec.Command("/bin/sh", "-c", "read line; exit 7")
-		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		c := exec.Command("/bin/sh", "-c", script)
 		w, err := c.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := c.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
-		if c.Process.Pid == pid {
-			t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		var got int
+		if _, err := fmt.Fscan(out, &got); err != nil {
+			w.Close()
+			c.Wait()
+			t.Fatalf("the shell that hands out pid %d said no number: %v (%v)", pid, err, c.ProcessState)
+		}
+		if got == pid {
+			t.Cleanup(func() { c.Process.Kill(); w.Close(); c.Wait() })
 			return &newcomer{c, w}
 		}
 		w.Close()

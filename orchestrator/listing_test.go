@@ -117,7 +117,14 @@ func TestRepoMadeWhereAFolderWasMoved(t *testing.T) {
 // was made in it later readable until the next call).
 func TestSessionLeftRunningReadsNoLaterSecret(t *testing.T) {
 	requireSandbox(t)
-	for _, secret := range []string{".aws/credentials", ".config/gh/hosts.yml"} {
+	for _, c := range []struct{ secret, link, target string }{
+		{".aws/credentials", "", ""},
+		{".config/gh/hosts.yml", "", ""},
+		// A dotfiles manager's link, dangling until the secret is made
+		// (red team 18: the link's folder was granted whole).
+		{".netrc", ".netrc", "dotfiles/netrc"},
+	} {
+		secret := c.secret
 		t.Run(secret, func(t *testing.T) {
 			root, err := filepath.EvalSymlinks(t.TempDir())
 			if err != nil {
@@ -126,6 +133,14 @@ func TestSessionLeftRunningReadsNoLaterSecret(t *testing.T) {
 			home := filepath.Join(root, "home")
 			if err := os.MkdirAll(filepath.Join(home, ".config", "other"), 0o755); err != nil {
 				t.Fatal(err)
+			}
+			if c.link != "" {
+				if err := os.MkdirAll(filepath.Join(home, filepath.Dir(c.target)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(c.target, filepath.Join(home, c.link)); err != nil {
+					t.Fatal(err)
+				}
 			}
 			t.Setenv("HOME", home)
 			// The home is in /tmp: /tmp is no writable root here (in one,

@@ -457,18 +457,28 @@ func (s *gitSurvey) parse(path string) []gitEntry {
 }
 
 // readGitdirFile reads a .git file ("gitdir: PATH") and resolves PATH;
-// "" when it is no such file.
+// "" when it is no such file. It reads as git does (read_gitfile_gently):
+// the whole file, up to maxGitdirFile, its trailing line ends dropped (a
+// path followed by thousands of newlines is git's as well: red team 18
+// hid a gitdir so behind a first 4 KiB the survey read alone).
 func readGitdirFile(dotgit string) string {
 	st, err := os.Stat(dotgit)
-	if err != nil || !st.Mode().IsRegular() || st.Size() > 4096 {
+	if err != nil || !st.Mode().IsRegular() || st.Size() > maxGitdirFile {
+		return "" // git refuses a larger one too
+	}
+	b, err := os.ReadFile(dotgit)
+	if err != nil {
 		return ""
 	}
-	target, ok := strings.CutPrefix(readLine(dotgit), "gitdir:")
+	target, ok := strings.CutPrefix(strings.TrimRight(string(b), "\r\n"), "gitdir:")
 	if !ok {
 		return ""
 	}
 	return resolveFrom(filepath.Dir(dotgit), strings.TrimSpace(target))
 }
+
+// maxGitdirFile is the largest .git file git reads (1 MiB).
+const maxGitdirFile = 1 << 20
 
 // readLine returns the first line of a small file, trimmed; "" if none.
 func readLine(path string) string {

@@ -635,3 +635,55 @@ func TestCompileGitPlantedGitdir(t *testing.T) {
 		t.Errorf("no note: %v", plan.Notes)
 	}
 }
+
+// TestDirCacheOneFolderTwoPaths: a folder read under one path, then under
+// another (its parent renamed), then back at the first: a .git made in it
+// is found (its watch named the second path only).
+func TestDirCacheOneFolderTwoPaths(t *testing.T) {
+	ws := t.TempDir()
+	mkdir(t, ws+"/decoy/proj")
+	findRepos([]string{ws}, nil, nil)
+	if !watchedNow(ws + "/decoy/proj") {
+		t.Skip("no inotify here")
+	}
+	if err := os.Rename(ws+"/decoy", ws+"/old"); err != nil {
+		t.Fatal(err)
+	}
+	findRepos([]string{ws}, nil, nil)
+	if err := os.Rename(ws+"/old", ws+"/decoy"); err != nil {
+		t.Fatal(err)
+	}
+	mkdir(t, ws+"/decoy/proj/.git")
+	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 {
+		t.Fatalf("the .git made in a folder read under two paths is missed: %+v", f)
+	}
+}
+
+// TestGitFilesReadAsGitDoes: a .git file whose path is followed by
+// thousands of newlines names its gitdir (git strips them), and a
+// configuration past the size read says so with an entry that counts as
+// running a program (git reads the whole file: red team 18 hid
+// core.fsmonitor past the part read).
+func TestGitFilesReadAsGitDoes(t *testing.T) {
+	dir := t.TempDir()
+	mkdir(t, dir+"/gitdir")
+	dotgit := filepath.Join(dir, "dotgit")
+	if err := os.WriteFile(dotgit, []byte("gitdir: gitdir"+strings.Repeat("\n", 5000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := readGitdirFile(dotgit); got != filepath.Join(dir, "gitdir") {
+		t.Errorf("readGitdirFile of a padded .git file = %q", got)
+	}
+	config := filepath.Join(dir, "config")
+	big := "[core]\n\tbare = false\n" + strings.Repeat("# padding padding padding padding\n", maxGitConfig/34+1) + "[core]\n\tfsmonitor = ./evil.sh\n"
+	if err := os.WriteFile(config, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	entries := readGitConfig(config)
+	if !slices.ContainsFunc(entries, func(e gitEntry) bool { return runsProgram(e.key, e.value) }) {
+		t.Errorf("a configuration with core.fsmonitor past %d bytes runs no program: %v", maxGitConfig, entries)
+	}
+	if !slices.ContainsFunc(entries, func(e gitEntry) bool { return e.key == "core.bare" }) {
+		t.Errorf("what comes before the bound was not read: %v", entries)
+	}
+}

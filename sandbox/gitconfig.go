@@ -14,19 +14,30 @@ type gitEntry struct {
 }
 
 // maxGitConfig bounds what is read of one configuration file.
-const maxGitConfig = 1 << 20
+const maxGitConfig = 8 << 20
+
+// tooLargeKey is the entry that stands for what a configuration file
+// holds past maxGitConfig: git reads the whole file, and what it holds
+// there may make git run a program (red team 18 put core.fsmonitor past
+// the 1 MiB read then); it counts as one (see runsProgram).
+const tooLargeKey = "unified-exec.unread"
 
 // readGitConfig parses the configuration file at path (its first
-// maxGitConfig bytes); nil when it cannot be read.
+// maxGitConfig bytes, and tooLargeKey for the rest); nil when it cannot
+// be read.
 func readGitConfig(path string) []gitEntry {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxGitConfig))
+	b, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
 	if err != nil {
 		return nil
+	}
+	if len(b) > maxGitConfig {
+		entries := parseGitConfig(string(b[:maxGitConfig]))
+		return append(entries, gitEntry{tooLargeKey, "what this file holds past 8 MiB was not read"})
 	}
 	return parseGitConfig(string(b))
 }
@@ -196,6 +207,9 @@ func splitKey(key string) (section, sub, name string) {
 // a shell command line): the settings through which a configuration
 // file makes git run code.
 func runsProgram(key, value string) bool {
+	if key == tooLargeKey {
+		return true
+	}
 	section, sub, name := splitKey(key)
 	switch section {
 	case "core":

@@ -187,6 +187,15 @@ func (c *dirCache) watch(dir string) int {
 		if c.paths == nil {
 			c.paths = map[int]string{}
 		}
+		// The kernel gives a folder one watch, whatever path it was
+		// added by: a folder read under another path before (its parent
+		// renamed since) is kept under one path at a time, so that its
+		// events drop the listing they are about (red team 18: renamed
+		// away, read there, renamed back, a .git made, and the listing
+		// kept under the first path was used).
+		if old, ok := c.paths[wd]; ok && old != dir {
+			delete(c.m, old)
+		}
 		c.paths[wd] = dir
 	}
 	return wd

@@ -38,6 +38,9 @@ func planDenies(t *testing.T, path string) bool {
 // directory's status unchanged — has its secrets unreadable in the next
 // plan.
 func TestListingEncryptedHomeUnlocked(t *testing.T) {
+	if !testfs.InOwnMountNS(t) {
+		return // run in a mount namespace of its own (see TestListingRemountedAfterOfflineEdit)
+	}
 	home, secret, unlock := testfs.LockedHome(t, ".aws/credentials", "SECRET\n")
 	t.Setenv("HOME", home)
 	time.Sleep(coarseMargin + 100*time.Millisecond) // the home has settled, whatever its clock
@@ -65,6 +68,9 @@ func TestListingEncryptedHomeUnlocked(t *testing.T) {
 // layer, which lookups through the overlay find while the merged folder's
 // status stays as it was, is unreadable in the next plan.
 func TestListingOverlayLowerChanged(t *testing.T) {
+	if !testfs.InOwnMountNS(t) {
+		return // run in a mount namespace of its own (see TestListingRemountedAfterOfflineEdit)
+	}
 	testfs.RequireRoot(t)
 	base := t.TempDir()
 	lower, upper, work, merged := filepath.Join(base, "lower"), filepath.Join(base, "upper"), filepath.Join(base, "work"), filepath.Join(base, "merged")
@@ -126,7 +132,15 @@ func TestListingOverlayLowerChanged(t *testing.T) {
 // offline (debugfs, which leaves the folder's change time as it was) and
 // mounted again on the same device — the home's device, inode and change
 // time as before — has the name it gained unreadable in the next plan.
+//
+// The test runs in a mount namespace of its own: a namespace another
+// program makes meanwhile (a sandbox's: CI runs packages side by side)
+// copies the host's mounts, the image's with them, and keeps its file
+// system alive past the unmount, so that the remount found it as it was.
 func TestListingRemountedAfterOfflineEdit(t *testing.T) {
+	if !testfs.InOwnMountNS(t) {
+		return
+	}
 	dev, mnt := testfs.Ext4Image(t)
 	debugfs, err := exec.LookPath("debugfs")
 	if err != nil {
@@ -286,6 +300,13 @@ func TestRealLater(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Dangling links: to a file not made yet, to a folder not made yet,
+	// and a loop.
+	for link, target := range map[string]string{"netrc": "real/netrc", "config": dir + "/real/cfg", "loop": "loop"} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	resolved := map[string]string{}
 	for _, c := range [][2]string{
 		{"real/sub/x", "real/sub/x"},
@@ -293,6 +314,9 @@ func TestRealLater(t *testing.T) {
 		{"real/none/x", "real/none/x"},
 		{"file/x", ""},         // nothing can be made under a file
 		{"real/../file/x", ""}, // a ".." is not followed
+		{"netrc", "real/netrc"},
+		{"config/gh/hosts.yml", "real/cfg/gh/hosts.yml"},
+		{"loop/x", ""},
 	} {
 		want := ""
 		if c[1] != "" {

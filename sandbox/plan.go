@@ -1135,38 +1135,56 @@ func exists(path string) bool {
 }
 
 // realLater is where the absent path p would be made: its deepest
-// existing folder, resolved, joined with the rest of it; "" when p has a
-// "..", or a file stands on its way. resolved keeps the folders resolved
-// so far ("" for one absent).
+// existing folder, resolved, joined with the rest of it — through a
+// dangling symbolic link on the way (~/.netrc a link to dotfiles/netrc,
+// not made yet: what is made is dotfiles/netrc, red team 18), to at most
+// 40 links; "" when p has a "..", a file stands on its way, or the links
+// do not end. resolved keeps the folders resolved so far ("" for one
+// absent).
 func realLater(p string, resolved map[string]string) string {
-	if slices.Contains(strings.Split(p, "/"), "..") {
-		return ""
-	}
-	p = filepath.Clean(p)
-	dir, rest := filepath.Dir(p), filepath.Base(p)
-	for {
-		real, ok := resolved[dir]
-		if !ok {
-			real = ""
-			if r, err := filepath.EvalSymlinks(dir); err == nil {
-				real = r
-				if st, err := os.Stat(r); err != nil || !st.IsDir() {
-					real = fileOnWay // nothing can be made there
-				}
-			}
-			resolved[dir] = real
-		}
-		if real == fileOnWay {
+	for range 40 {
+		if slices.Contains(strings.Split(p, "/"), "..") {
 			return ""
 		}
-		if real != "" {
+		p = filepath.Clean(p)
+		dir, rest := filepath.Dir(p), filepath.Base(p)
+		var real string
+		for {
+			r, ok := resolved[dir]
+			if !ok {
+				if e, err := filepath.EvalSymlinks(dir); err == nil {
+					r = e
+					if st, err := os.Stat(e); err != nil || !st.IsDir() {
+						r = fileOnWay // nothing can be made there
+					}
+				}
+				resolved[dir] = r
+			}
+			if r == fileOnWay {
+				return ""
+			}
+			if r != "" {
+				real = r
+				break
+			}
+			if dir == "/" {
+				return ""
+			}
+			dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest)
+		}
+		// real exists and its entry rest's first name does not lead to
+		// a folder: a dangling link leads on, else that is where.
+		first, after, _ := strings.Cut(rest, "/")
+		target, err := os.Readlink(filepath.Join(real, first))
+		if err != nil {
 			return filepath.Join(real, rest)
 		}
-		if dir == "/" {
-			return ""
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(real, target)
 		}
-		dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest)
+		p = filepath.Join(target, after)
 	}
+	return ""
 }
 
 // fileOnWay marks, in realLater's folders, one that is a file.

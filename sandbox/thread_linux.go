@@ -222,9 +222,12 @@ type rulesetCache struct {
 	ttl time.Duration // 0: rulesetTTL
 	max int           // 0: rulesetMax
 
-	// mu guards the field below.
+	// mu guards the fields below.
 	mu      sync.Mutex
 	entries map[string]cachedRuleset
+	// expiry closes what expired once no call came for a TTL (a server
+	// left idle keeps no ruleset open); pending while entries are kept.
+	expiry *time.Timer
 }
 
 type cachedRuleset struct {
@@ -270,15 +273,35 @@ func (c *rulesetCache) get(payload []byte, build func() (int, error)) (int, erro
 		c.entries = map[string]cachedRuleset{}
 	}
 	c.entries[key] = cachedRuleset{fd: kept, built: time.Now()}
+	c.scheduleLocked()
 	return fd, nil
+}
+
+// scheduleLocked arms the expiry while rulesets are kept: it fires a TTL
+// later, closes what expired, and arms itself again for the rest.
+func (c *rulesetCache) scheduleLocked() {
+	if c.expiry != nil || len(c.entries) == 0 {
+		return
+	}
+	c.expiry = time.AfterFunc(c.lifetime(), func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.expiry = nil
+		c.expireLocked(time.Now())
+		c.scheduleLocked()
+	})
+}
+
+func (c *rulesetCache) lifetime() time.Duration {
+	if c.ttl <= 0 {
+		return rulesetTTL
+	}
+	return c.ttl
 }
 
 // expireLocked closes the rulesets older than the TTL.
 func (c *rulesetCache) expireLocked(now time.Time) {
-	ttl := c.ttl
-	if ttl <= 0 {
-		ttl = rulesetTTL
-	}
+	ttl := c.lifetime()
 	for k, e := range c.entries {
 		if now.Sub(e.built) > ttl {
 			unix.Close(e.fd)

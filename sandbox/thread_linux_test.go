@@ -149,3 +149,31 @@ func TestLastPlan(t *testing.T) {
 		t.Fatalf("after a bad payload: %v, %v", got.WritableRoots, err)
 	}
 }
+
+// TestRulesetCacheExpiresIdle: rulesets kept for a burst of calls are
+// closed once the TTL has passed with no call at all (a server left idle
+// held them for good: TestNetworkNoLeaks saw two more descriptors).
+func TestRulesetCacheExpiresIdle(t *testing.T) {
+	build, _, _ := fakeRulesets(t, "a", "b")
+	c := rulesetCache{ttl: 20 * time.Millisecond}
+	for _, plan := range []string{"a", "b"} {
+		fd, err := c.get([]byte(plan), build(plan))
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Close(fd)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.mu.Lock()
+		n, armed := len(c.entries), c.expiry != nil
+		c.mu.Unlock()
+		if n == 0 && !armed {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d rulesets still kept (expiry armed: %v) long after their TTL with no call", n, armed)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

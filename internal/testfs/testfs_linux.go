@@ -6,12 +6,14 @@
 package testfs
 
 import (
+	"bytes"
 	"crypto/rand"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 
@@ -123,6 +125,31 @@ func LockedHome(t *testing.T, secret, content string) (home, path string, unlock
 		}
 	}
 	return home, path, unlock
+}
+
+// ownMountNSEnv marks the run of a test that InOwnMountNS started.
+const ownMountNSEnv = "UNIFIED_EXEC_TEST_OWN_MOUNT_NS"
+
+// InOwnMountNS reports whether the test runs in a mount namespace of its
+// own (private: nothing it mounts propagates out, and no namespace made
+// elsewhere copies its mounts). Outside one, it runs the test alone again
+// in one (as root), fails unless that run passed, and returns false: the
+// caller returns.
+func InOwnMountNS(t *testing.T) bool {
+	t.Helper()
+	RequireRoot(t)
+	if os.Getenv(ownMountNSEnv) == t.Name() {
+		return true
+	}
+	cmd := exec.Command("/proc/self/exe", "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), ownMountNSEnv+"="+t.Name())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+t.Name()+" ")) {
+		t.Fatalf("the run in a mount namespace of its own did not pass (%v):\n%s", err, out)
+	}
+	t.Logf("passed in a mount namespace of its own:\n%s", out)
+	return false
 }
 
 // fscrypt ioctls (linux/fscrypt.h), by key identifier (v2 policies).

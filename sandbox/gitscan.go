@@ -82,7 +82,7 @@ func listDir(dir string) (dirListing, error) {
 		return dirListing{}, err
 	}
 	var l dirListing
-	var head, objects, refs bool
+	var head, objects, refs, commondir bool
 	for _, e := range entries {
 		t := e.Type()
 		// A case-insensitive folder finds .GIT as .git, and git does:
@@ -104,12 +104,18 @@ func listDir(dir string) (dirListing, error) {
 			objects = t.IsDir()
 		case strings.EqualFold(name, "refs"):
 			refs = t.IsDir()
+		case strings.EqualFold(name, "commondir"):
+			commondir = t.IsRegular()
 		}
 		if t.IsDir() {
 			l.subdirs = append(l.subdirs, e.Name())
 		}
 	}
-	if head && objects && refs {
+	// A gitdir as git tells one: HEAD, and objects/ and refs/ here or in
+	// the folder its commondir file names (red team 18 split one in two,
+	// HEAD and commondir in src, the rest in .cfg, and git run in src
+	// took .cfg/config).
+	if head && (objects && refs || commondir) {
 		l.mark |= markGitdir
 	}
 	if cacheable {
@@ -319,6 +325,7 @@ func findRepos(roots, tmp, skip []string) gitFound {
 			}
 		}
 	}
+	f.followGitlinks()
 	return f
 }
 

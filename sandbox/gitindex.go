@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 )
 
 // gitlinks are the paths of the submodules (mode 160000 entries) the
@@ -118,8 +120,52 @@ func hashSize(gitdir string) int {
 // work tree of a million files holds ~100 MB).
 const maxIndex = 256 << 20
 
-// indexGitlinks parses one index file (versions 2 to 4) for its gitlinks.
+// indexes keeps each index's gitlinks while the file is the same (its
+// device, inode, size and change time, read past racyWindow after its
+// last change, as dirCache): a large work tree's index takes
+// milliseconds to parse, every plan.
+var indexes = struct {
+	mu sync.Mutex
+	m  map[string]cachedIndex
+}{m: map[string]cachedIndex{}}
+
+type cachedIndex struct {
+	key   fileKey
+	size  int64
+	hash  int
+	links []string
+}
+
+// indexGitlinks is the gitlinks of one index file (versions 2 to 4).
 func indexGitlinks(path string, hashSize int) []string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	key, cacheable := statKey(fi)
+	if cacheable {
+		indexes.mu.Lock()
+		c, ok := indexes.m[path]
+		indexes.mu.Unlock()
+		if ok && c.key == key && c.size == fi.Size() && c.hash == hashSize {
+			return c.links
+		}
+	}
+	readAt := time.Now()
+	links := parseIndex(path, hashSize)
+	if cacheable && readAt.Sub(key.ctime) > racyWindow {
+		indexes.mu.Lock()
+		if len(indexes.m) >= maxGitlinks {
+			clear(indexes.m)
+		}
+		indexes.m[path] = cachedIndex{key, fi.Size(), hashSize, links}
+		indexes.mu.Unlock()
+	}
+	return links
+}
+
+// parseIndex reads one index file for its gitlinks.
+func parseIndex(path string, hashSize int) []string {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil

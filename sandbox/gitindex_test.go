@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // shell runs script in dir (git with an identity), failing the test on
@@ -91,5 +92,36 @@ git -C src rev-parse --git-dir`)
 	f := findRepos([]string{ws}, nil, nil)
 	if !slices.Contains(f.bare, filepath.Join(ws, "src")) {
 		t.Fatalf("the gitdir split into src and .cfg is not found: %+v", f)
+	}
+}
+
+// TestGitlinksCacheSeesChange: an index kept (unchanged past the racy
+// window) and then changed — a submodule added — is read again.
+func TestGitlinksCacheSeesChange(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell(t, ws, `git init -q . && git commit -q --allow-empty -m root
+mkdir -p node_modules/pkg && git -C node_modules/pkg init -q . && git -C node_modules/pkg commit -q --allow-empty -m x`)
+	time.Sleep(racyWindow + 100*time.Millisecond)
+	for range 2 {
+		if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 {
+			t.Fatalf("before the submodule: %+v", f)
+		}
+	}
+	index := filepath.Join(ws, ".git", "index")
+	indexes.mu.Lock()
+	_, kept := indexes.m[index]
+	indexes.mu.Unlock()
+	if !kept {
+		t.Fatal("the index, unchanged past the racy window, was not kept")
+	}
+	shell(t, ws, `git update-index --add --cacheinfo 160000,$(git -C node_modules/pkg rev-parse HEAD),node_modules/pkg`)
+	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 2 {
+		t.Fatalf("the submodule added to a kept index is not covered: %+v", f)
 	}
 }

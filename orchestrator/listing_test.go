@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unified-exec/unified-exec/approval"
+	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
@@ -171,5 +173,66 @@ func TestSessionLeftRunningReadsNoLaterSecret(t *testing.T) {
 				t.Errorf("the running session read ~/%s, made after it started: %q", secret, out)
 			}
 		})
+	}
+}
+
+// TestRepoMadeBySessionThatEndedAlone: a session left running makes a
+// repository whose configuration runs a program after the call's check,
+// and ends before any other call: its end tells the host (the exit
+// callback's last lines), and the audit log has it (red team 18: nothing
+// ever named it). One made while nothing runs on is in the audit log once
+// the orchestrator closes.
+func TestRepoMadeBySessionThatEndedAlone(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	requireSandbox(t)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	audit := filepath.Join(dir, "audit.jsonl")
+	pol, err := policy.Parse([]byte("[approval]\nmode = \"never\"\n[audit]\npath = \""+audit+"\"\n[sandbox]\nmode = \"workspace-write\"\n"), "test-policy.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exits := make(chan []string, 1)
+	o, err := New(Config{Policy: pol, Workspace: ws, Prompter: &approval.Scripted{}, OnBackgroundExit: func(id, code int, last []string) { exits <- last }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			o.Close()
+		}
+	}()
+	r, err := o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{
+		Cmd: "sleep 1; git init -q sub && git -C sub config core.fsmonitor ./evil.sh; echo made", Login: noLogin, Yield: 300 * time.Millisecond}})
+	if err != nil || r.SessionID == 0 {
+		t.Fatalf("no session left running: %v %+v", err, r)
+	}
+	select {
+	case last := <-exits:
+		if !slices.ContainsFunc(last, func(l string) bool { return strings.Contains(l, "core.fsmonitor") }) {
+			t.Errorf("the session's end did not name the repository it made: %q", last)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the session left running never ended")
+	}
+	// Made outside any session (as a session's child that outlived
+	// the checks would): the last look at Close finds it.
+	if out, err := exec.Command("sh", "-c", "cd "+ws+" && git init -q late && git -C late config core.fsmonitor ./evil.sh").CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	o.Close()
+	closed = true
+	b, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), filepath.Join(ws, "late", ".git", "config")) {
+		t.Errorf("the repository made after the last call is not in the audit log after Close:\n%s", b)
 	}
 }

@@ -224,6 +224,9 @@ func (o *Orchestrator) Manager() *unifiedexec.Manager { return o.m }
 func (o *Orchestrator) Close() {
 	o.gitBaseline()
 	o.m.Close()
+	// A last look, every session ended: what one made since the last
+	// check goes to the audit log.
+	o.gitCheck(event{})
 	o.net.close()
 	o.audit.close()
 }

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/unified-exec/unified-exec/policy"
@@ -30,26 +31,37 @@ func (o *Orchestrator) track(id int, ev event) {
 	o.sessions[id] = running{ev: ev, started: time.Now()}
 }
 
-// ended writes the exit line of session id, once, if it was tracked.
-func (o *Orchestrator) ended(id, code int, how string) {
+// ended writes the exit line of session id, once, if it was tracked, and
+// returns its request's event (ok false when it was not tracked).
+func (o *Orchestrator) ended(id, code int, how string) (event, bool) {
 	o.sessMu.Lock()
 	r, ok := o.sessions[id]
 	delete(o.sessions, id)
 	o.sessMu.Unlock()
 	if !ok {
-		return
+		return event{}, false
 	}
 	ev := r.ev
 	ev.Event, ev.Session, ev.ExitCode, ev.Reason = "exit", id, &code, how
 	ev.Decision, ev.By, ev.Rule, ev.Answer, ev.Denial, ev.Retry = "", "", 0, "", "", false
 	ev.DurationMS = time.Since(r.started).Milliseconds()
 	o.audit.write(ev)
+	return r.ev, true
 }
 
 // backgroundExit is the manager's OnBackgroundExit: it writes the exit
 // line, then tells the host.
+//
+// What the session wrote that makes git run a program is checked then
+// too, and told with its last lines: a session left running may make a
+// repository after the last call's check and end before the next call
+// (red team 18: no call came, and nothing ever named it).
 func (o *Orchestrator) backgroundExit(id, code int, last []string) {
-	o.ended(id, code, "exited while no call watched")
+	ev, ok := o.ended(id, code, "exited while no call watched")
+	if ok {
+		ev.Session, ev.Decision, ev.By, ev.Rule, ev.Answer, ev.Denial, ev.Retry = id, "", "", 0, "", "", false
+		last = append(slices.Clip(last), o.gitCheck(ev)...)
+	}
 	if o.onExit != nil {
 		o.onExit(id, code, last)
 	}

@@ -181,6 +181,10 @@ func (s *gitSurvey) found(f gitFound) {
 	}
 	for _, r := range f.truncated {
 		s.notes = append(s.notes, fmt.Sprintf("the search for git repositories in %s stopped at its bound: repositories it did not reach are not covered", r))
+		// And an item: the report after a command says so when a
+		// command made the search stop (red team 18 made 1100 folders
+		// before its repository; the note reached no one).
+		s.items["bound "+r] = "the search for repositories stopped at its bound here: one past it is not checked"
 	}
 }
 

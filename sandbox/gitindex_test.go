@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/unified-exec/unified-exec/policy"
 )
 
 // shell runs script in dir (git with an identity), failing the test on
@@ -123,5 +125,30 @@ mkdir -p node_modules/pkg && git -C node_modules/pkg init -q . && git -C node_mo
 	shell(t, ws, `git update-index --add --cacheinfo 160000,$(git -C node_modules/pkg rev-parse HEAD),node_modules/pkg`)
 	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 2 {
 		t.Fatalf("the submodule added to a kept index is not covered: %+v", f)
+	}
+}
+
+// TestWatchGitReportsBound: a command that makes the search for
+// repositories stop at its bound is told of it by the report after the
+// command (the plan's note reached no one: red team 18).
+func TestWatchGitReportsBound(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp, p.ExcludeTmpdirEnvVar = true, true
+	before, err := WatchGit(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell(t, ws, `mkdir m && cd m && seq 1100 | xargs mkdir`)
+	after, err := WatchGit(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	news := after.Since(before)
+	if !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, "stopped at its bound") }) {
+		t.Fatalf("the report after 1100 folders were made says nothing of the bound: %q", news)
 	}
 }

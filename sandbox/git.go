@@ -186,6 +186,10 @@ func (s *gitSurvey) found(f gitFound) {
 		// before its repository; the note reached no one).
 		s.items["bound "+r] = "the search for repositories stopped at its bound here: one past it is not checked"
 	}
+	for _, r := range f.unreadIndexes {
+		s.notes = append(s.notes, fmt.Sprintf("the index of the repository in %s could not be read as git reads it: the submodules it records are not covered", r))
+		s.items["index "+r] = "its index could not be read as git reads it: a submodule it records, which git enters, is not checked"
+	}
 }
 
 // seed covers a .git the policy names (protected = ["vendor/x/.git"]),

@@ -3,7 +3,10 @@ package sandbox
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,21 +16,33 @@ import (
 )
 
 // gitlinks are the paths of the submodules (mode 160000 entries) the
-// index of gitdir records, relative to the work tree, from the index and
-// any shared index it splits into (core.splitIndex); nil when there is no
-// index it can read. git status, diff and commit enter each populated
-// one, whatever its depth or name (node_modules/pkg), and run what its
-// configuration names: the survey's bounds and skipped names cannot
-// apply to them (red team 18).
-func gitlinks(gitdir string, hashSize int) []string {
-	files := []string{filepath.Join(gitdir, "index")}
-	shared, _ := filepath.Glob(filepath.Join(gitdir, "sharedindex.*"))
-	files = append(files, shared...)
-	var out []string
-	for _, f := range files {
-		out = append(out, indexGitlinks(f, hashSize)...)
+// index of gitdir records, relative to the work tree: the index's, and,
+// where it is split (core.splitIndex), the shared index's its link
+// extension names. git status, diff and commit enter each populated one,
+// whatever its depth or name (node_modules/pkg), and run what its
+// configuration names: the survey's bounds and skipped names cannot apply
+// to them (red team 18). ok is false when an index could not be read as
+// git reads it (the caller reports it: what it records is unknown).
+//
+// A split index's entry that replaces one of the shared index has no name
+// of its own (git takes the shared entry's): when such an entry is a
+// submodule, every name of the shared index is a candidate (red team 19
+// hid a submodule so), and the caller looks for a populated one there.
+func gitlinks(gitdir string, hashSize int) (links []string, ok bool) {
+	main := indexGitlinks(filepath.Join(gitdir, "index"), hashSize)
+	if !main.ok {
+		return main.links, false
 	}
-	return out
+	links = main.links
+	if main.shared == "" {
+		return links, !main.anonymous
+	}
+	shared := indexGitlinks(filepath.Join(gitdir, "sharedindex."+main.shared), hashSize)
+	links = append(links, shared.links...)
+	if main.anonymous {
+		links = append(links, shared.names...)
+	}
+	return links, shared.ok
 }
 
 // followGitlinks adds to f the submodules the indexes of the
@@ -52,7 +67,11 @@ func (f *gitFound) followGitlinks() {
 	for len(queue) > 0 {
 		r := queue[0]
 		queue = queue[1:]
-		for _, name := range gitlinks(r.gitdir, hashSize(r.gitdir)) {
+		links, ok := gitlinks(r.gitdir, hashSize(r.gitdir))
+		if !ok {
+			f.unreadIndexes = append(f.unreadIndexes, r.tree)
+		}
+		for _, name := range links {
 			tree := filepath.Join(r.tree, name)
 			if seen[tree] {
 				continue
@@ -116,13 +135,9 @@ func hashSize(gitdir string) int {
 	return 20
 }
 
-// maxIndex bounds what is read of an index (git's own can be large; a
-// work tree of a million files holds ~100 MB).
-const maxIndex = 256 << 20
-
-// indexes keeps each index's gitlinks while the file is the same (its
-// device, inode, size and change time, read past racyWindow after its
-// last change, as dirCache): a large work tree's index takes
+// indexes keeps what each index records while the file is the same
+// (its device, inode, size and change time, read past racyWindow after
+// its last change, as dirCache): a large work tree's index takes
 // milliseconds to parse, every plan.
 var indexes = struct {
 	mu sync.Mutex
@@ -130,17 +145,40 @@ var indexes = struct {
 }{m: map[string]cachedIndex{}}
 
 type cachedIndex struct {
-	key   fileKey
-	size  int64
-	hash  int
-	links []string
+	key  fileKey
+	size int64
+	hash int
+	idx  parsedIndex
 }
 
-// indexGitlinks is the gitlinks of one index file (versions 2 to 4).
-func indexGitlinks(path string, hashSize int) []string {
-	fi, err := os.Stat(path)
+// parsedIndex is what one index file records that the survey needs.
+type parsedIndex struct {
+	links []string // the submodules' paths
+	// names are every entry's path, kept for a shared index only (see
+	// gitlinks); shared is the shared index's name (hex) a split index's
+	// link extension gives; anonymous: a submodule entry with no name
+	// (one that replaces a shared index's entry).
+	names     []string
+	shared    string
+	anonymous bool
+	// ok: read to its end as git reads it (an index it could not, or
+	// past maxIndex, is reported: what it records is unknown).
+	ok bool
+}
+
+// indexGitlinks reads one index file (versions 2 to 4), through the cache.
+// The cache's key is the opened file's own status: a path changed
+// between a status and an open cannot file one file's reading under
+// another's key.
+func indexGitlinks(path string, hashSize int) parsedIndex {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil
+		return parsedIndex{ok: errors.Is(err, fs.ErrNotExist)} // no index: nothing recorded
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return parsedIndex{}
 	}
 	key, cacheable := statKey(fi)
 	if cacheable {
@@ -148,84 +186,128 @@ func indexGitlinks(path string, hashSize int) []string {
 		c, ok := indexes.m[path]
 		indexes.mu.Unlock()
 		if ok && c.key == key && c.size == fi.Size() && c.hash == hashSize {
-			return c.links
+			return c.idx
 		}
 	}
 	readAt := time.Now()
-	links := parseIndex(path, hashSize)
+	b, err := io.ReadAll(io.LimitReader(f, maxIndex+1))
+	if err != nil || len(b) > maxIndex {
+		return parsedIndex{}
+	}
+	idx := parseIndex(b, hashSize, strings.HasPrefix(filepath.Base(path), "sharedindex."))
 	if cacheable && readAt.Sub(key.ctime) > racyWindow {
 		indexes.mu.Lock()
 		if len(indexes.m) >= maxGitlinks {
 			clear(indexes.m)
 		}
-		indexes.m[path] = cachedIndex{key, fi.Size(), hashSize, links}
+		indexes.m[path] = cachedIndex{key, fi.Size(), hashSize, idx}
 		indexes.mu.Unlock()
 	}
-	return links
+	return idx
 }
 
-// parseIndex reads one index file for its gitlinks.
-func parseIndex(path string, hashSize int) []string {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxIndex))
-	if err != nil || len(b) < 12 || string(b[:4]) != "DIRC" {
-		return nil
+// maxIndex bounds what is read of an index (git's own can be large; a
+// work tree of a million files holds ~100 MB); a larger one is reported.
+const maxIndex = 256 << 20
+
+// maxIndexName bounds an entry's path (git's are PATH_MAX at most).
+const maxIndexName = 64 << 10
+
+// parseIndex reads an index as git's read_index_from does
+// (create_from_disk): each entry's name length from its flags (all 12
+// bits set: the name runs to its NUL), its extended flags wherever the
+// flag says so, a version 4 name from the last one's less the number
+// stripped, then the extensions, for a split index's link. keepNames keeps
+// every entry's path (a shared index's).
+func parseIndex(b []byte, hashSize int, keepNames bool) parsedIndex {
+	var idx parsedIndex
+	if len(b) < 12+hashSize || string(b[:4]) != "DIRC" {
+		return idx
 	}
 	version := binary.BigEndian.Uint32(b[4:8])
 	count := binary.BigEndian.Uint32(b[8:12])
 	if version < 2 || version > 4 {
-		return nil
+		return idx
 	}
+	end := len(b) - hashSize // the checksum
 	// ctime, mtime (8 each), dev, ino, mode, uid, gid, size (4 each),
 	// the object name, flags (2).
 	fixed := 40 + hashSize + 2
-	var out []string
-	prev := ""
+	var name []byte // the last entry's (version 4 strips from it)
+	kept := 0       // bytes of names kept
 	off := 12
-	for i := uint32(0); i < count; i++ {
+	for range count {
 		start := off
-		if off+fixed > len(b) {
-			return out
+		if off+fixed > end {
+			return idx
 		}
 		mode := binary.BigEndian.Uint32(b[off+24 : off+28])
 		flags := binary.BigEndian.Uint16(b[off+fixed-2 : off+fixed])
 		off += fixed
-		if version >= 3 && flags&0x4000 != 0 {
+		if flags&0x4000 != 0 {
 			off += 2 // extended flags
 		}
-		var name string
+		length := int(flags & 0xfff)
 		if version == 4 {
-			// The name is the previous one less N bytes, then this.
-			n, k := gitVarint(b[off:])
-			if k <= 0 || n > uint64(len(prev)) {
-				return out
+			strip, k := gitVarint(b[min(off, end):end])
+			if k <= 0 || strip > uint64(len(name)) {
+				return idx
 			}
 			off += k
-			end := bytes.IndexByte(b[off:], 0)
-			if end < 0 {
-				return out
+			name = name[:len(name)-int(strip)]
+			suffix := length - len(name)
+			if length == 0xfff {
+				suffix = bytes.IndexByte(b[min(off, end):end], 0)
 			}
-			name = prev[:len(prev)-int(n)] + string(b[off:off+end])
-			off += end + 1
+			if suffix < 0 || off+suffix >= end || len(name)+suffix > maxIndexName {
+				return idx
+			}
+			name = append(name, b[off:off+suffix]...)
+			off += suffix + 1
 		} else {
-			end := bytes.IndexByte(b[off:], 0)
-			if end < 0 {
-				return out
+			if length == 0xfff {
+				length = bytes.IndexByte(b[min(off, end):end], 0)
 			}
-			name = string(b[off : off+end])
+			if length < 0 || off+length >= end || length > maxIndexName {
+				return idx
+			}
+			name = append(name[:0], b[off:off+length]...)
 			// Padded with NULs to a multiple of 8 (1 to 8 of them).
-			off = start + (off+end-start+8)&^7
+			off = start + (off+length-start+8)&^7
 		}
-		prev = name
-		if mode&0o170000 == 0o160000 {
-			out = append(out, name)
+		// git uses the name as a C string past this point.
+		path := name
+		if i := bytes.IndexByte(path, 0); i >= 0 {
+			path = path[:i]
+		}
+		gitlink := mode&0o170000 == 0o160000
+		switch {
+		case gitlink && len(path) == 0:
+			idx.anonymous = true
+		case gitlink:
+			idx.links = append(idx.links, string(path))
+		}
+		if keepNames && len(path) > 0 {
+			if kept += len(path); kept > maxIndex {
+				return idx
+			}
+			idx.names = append(idx.names, string(path))
 		}
 	}
-	return out
+	// The extensions: a signature, a size, the data.
+	for off+8 <= end {
+		sig, size := string(b[off:off+4]), int(binary.BigEndian.Uint32(b[off+4:off+8]))
+		off += 8
+		if size < 0 || off+size > end {
+			return idx
+		}
+		if sig == "link" && size >= hashSize {
+			idx.shared = hex.EncodeToString(b[off : off+hashSize])
+		}
+		off += size
+	}
+	idx.ok = off == end
+	return idx
 }
 
 // gitVarint decodes the variable-length number of git's varint.c (each

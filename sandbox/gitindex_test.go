@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,19 @@ func shell(t *testing.T, dir, script string) string {
 	return string(out)
 }
 
+// gitWorkspace is a fresh folder (resolved) for a test that needs git.
+func gitWorkspace(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
 // TestGitlinksFollowed: a submodule the workspace's index records is a
 // repository the survey covers whatever its depth (past GitScanDepth),
 // its folder's name (node_modules) or the folders before it (past
@@ -34,9 +48,6 @@ func shell(t *testing.T, dir, script string) string {
 // 18 had the host's git status run a core.fsmonitor in each of the
 // first three, unreported.
 func TestGitlinksFollowed(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
 	for _, c := range []struct{ name, format, index string }{
 		{"v2", "sha1", "git update-index --index-version 2"},
 		{"v3", "sha1", "git update-index --index-version 3"},
@@ -45,10 +56,7 @@ func TestGitlinksFollowed(t *testing.T) {
 		{"sha256", "sha256", "true"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ws, err := filepath.EvalSymlinks(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
+			ws := gitWorkspace(t)
 			shell(t, ws, `F=--object-format=`+c.format+`
 git init -q $F . && git commit -q --allow-empty -m root
 mkdir -p m && (cd m && seq 1100 | xargs mkdir)
@@ -81,13 +89,7 @@ rm -rf unpopulated/.git
 // in one folder, objects/, refs/ and config in the folder it names — is a
 // repository (git run in the first takes the second's config).
 func TestSplitGitdirFound(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := gitWorkspace(t)
 	shell(t, ws, `git init -q --bare .cfg && rm .cfg/HEAD && mkdir src
 echo 'ref: refs/heads/master' > src/HEAD && echo ../.cfg > src/commondir
 git -C src rev-parse --git-dir`)
@@ -100,13 +102,7 @@ git -C src rev-parse --git-dir`)
 // TestGitlinksCacheSeesChange: an index kept (unchanged past the racy
 // window) and then changed — a submodule added — is read again.
 func TestGitlinksCacheSeesChange(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := gitWorkspace(t)
 	shell(t, ws, `git init -q . && git commit -q --allow-empty -m root
 mkdir -p node_modules/pkg && git -C node_modules/pkg init -q . && git -C node_modules/pkg commit -q --allow-empty -m x`)
 	time.Sleep(racyWindow + 100*time.Millisecond)
@@ -132,10 +128,7 @@ mkdir -p node_modules/pkg && git -C node_modules/pkg init -q . && git -C node_mo
 // repositories stop at its bound is told of it by the report after the
 // command (the plan's note reached no one: red team 18).
 func TestWatchGitReportsBound(t *testing.T) {
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := gitWorkspace(t)
 	p := policy.DefaultSandbox()
 	p.ExcludeSlashTmp, p.ExcludeTmpdirEnvVar = true, true
 	before, err := WatchGit(p, ws)
@@ -150,5 +143,83 @@ func TestWatchGitReportsBound(t *testing.T) {
 	news := after.Since(before)
 	if !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, "stopped at its bound") }) {
 		t.Fatalf("the report after 1100 folders were made says nothing of the bound: %q", news)
+	}
+}
+
+// indexEntry is one version 2/3 entry of an index: mode, flags (the
+// name's length in the low 12 bits), extended flags when flags say so.
+func indexEntry(mode uint32, name string, extended bool) []byte {
+	e := make([]byte, 62)
+	binary.BigEndian.PutUint32(e[24:28], mode)
+	flags := uint16(min(len(name), 0xfff))
+	if extended {
+		flags |= 0x4000
+		e = append(e, 0, 0)
+	}
+	binary.BigEndian.PutUint16(e[60:62], flags)
+	e = append(e, name...)
+	return append(e, make([]byte, 8-(len(e)%8))...) // 1 to 8 NULs
+}
+
+// index is an index file of version v with entries, and a checksum's room.
+func index(v uint32, entries ...[]byte) []byte {
+	b := []byte("DIRC")
+	b = binary.BigEndian.AppendUint32(b, v)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(entries)))
+	for _, e := range entries {
+		b = append(b, e...)
+	}
+	return append(b, make([]byte, 20)...)
+}
+
+// TestParseIndexAsGit: entries read as git reads them (red team 19 hid a
+// submodule behind an entry parseIndex stepped over differently): the
+// extended flags in a version 2 index, a name with a NUL inside its
+// length; a name longer than any path or an index cut short is not read
+// (and so reported), never taken for one without submodules.
+func TestParseIndexAsGit(t *testing.T) {
+	const file, link = 0o100644, 0o160000
+	for _, c := range []struct {
+		name  string
+		b     []byte
+		links []string
+		ok    bool
+	}{
+		{"plain", index(2, indexEntry(file, "a", false), indexEntry(link, "node_modules/pkg", false)), []string{"node_modules/pkg"}, true},
+		{"extended in v2", index(2, indexEntry(file, "a", true), indexEntry(link, "node_modules/pkg", false)), []string{"node_modules/pkg"}, true},
+		{"NUL inside the name", index(2, indexEntry(file, "a\x00bcdefghijklmn", false), indexEntry(link, "node_modules/pkg", false)), []string{"node_modules/pkg"}, true},
+		{"a submodule's name with a NUL", index(2, indexEntry(link, "sub\x00hidden", false)), []string{"sub"}, true},
+		{"cut short", index(2, indexEntry(file, "a", false), indexEntry(link, "node_modules/pkg", false))[:90], nil, false},
+		{"a name past any path", index(2, indexEntry(file, strings.Repeat("x", maxIndexName+1), false)), nil, false},
+	} {
+		idx := parseIndex(c.b, 20, false)
+		if !slices.Equal(idx.links, c.links) || idx.ok != c.ok {
+			t.Errorf("%s: links %q ok %v, want %q %v", c.name, idx.links, idx.ok, c.links, c.ok)
+		}
+	}
+}
+
+// TestSplitIndexReplacedBySubmodule: in a split index, a file replaced by
+// a submodule is an entry with no name (git takes the shared entry's):
+// the submodule is covered all the same (red team 19).
+func TestSplitIndexReplacedBySubmodule(t *testing.T) {
+	ws := gitWorkspace(t)
+	shell(t, ws, `git init -q . && git commit -q --allow-empty -m root
+mkdir -p node_modules/pkg && echo x > node_modules/pkg/file
+git update-index --add node_modules/pkg/file
+git update-index --force-remove node_modules/pkg/file
+printf x > node_modules/pkgfile && mv node_modules/pkgfile node_modules/pkg.tmp && rm -rf node_modules/pkg && mv node_modules/pkg.tmp node_modules/pkg
+git update-index --add node_modules/pkg
+git update-index --split-index
+rm node_modules/pkg && mkdir node_modules/pkg && git -C node_modules/pkg init -q . && git -C node_modules/pkg commit -q --allow-empty -m x
+git update-index --cacheinfo 160000,$(git -C node_modules/pkg rev-parse HEAD),node_modules/pkg
+git ls-files -s node_modules/pkg | grep -q ^160000`)
+	f := findRepos([]string{ws}, nil, nil)
+	found := slices.ContainsFunc(f.dotGitDirs, func(d [2]string) bool { return d[1] == filepath.Join(ws, "node_modules/pkg") })
+	if !found && !slices.Contains(f.unreadIndexes, ws) {
+		t.Fatalf("the submodule that replaced a shared index's file is neither covered nor reported: %+v", f)
+	}
+	if !found {
+		t.Errorf("the submodule is only reported, not covered: %+v", f)
 	}
 }

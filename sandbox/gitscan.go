@@ -265,6 +265,9 @@ type gitFound struct {
 	pointers, links []string
 	// truncated are the roots whose search reached GitScanDirs.
 	truncated []string
+	// unreadIndexes are the work trees whose index could not be read as
+	// git reads it: the submodules it records are unknown.
+	unreadIndexes []string
 }
 
 // findRepos searches each root breadth first, at most GitScanDepth

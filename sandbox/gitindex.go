@@ -219,27 +219,76 @@ const maxIndexName = 64 << 10
 // flag says so, a version 4 name from the last one's less the number
 // stripped, then the extensions, for a split index's link. keepNames keeps
 // every entry's path (a shared index's).
+//
+// git may also load the entries in blocks from the offsets an IEOT
+// extension gives, and the extensions from where an EOIE extension says
+// (index.threads, or a large index on a machine of 3 or more cores): red
+// team 20 hid a submodule inside a file's name bytes that an IEOT block
+// starts at. Both readings are taken, and what either records counts.
 func parseIndex(b []byte, hashSize int, keepNames bool) parsedIndex {
 	var idx parsedIndex
 	if len(b) < 12+hashSize || string(b[:4]) != "DIRC" {
 		return idx
 	}
-	version := binary.BigEndian.Uint32(b[4:8])
-	count := binary.BigEndian.Uint32(b[8:12])
-	if version < 2 || version > 4 {
+	r := indexReader{b: b, end: len(b) - hashSize, hashSize: hashSize, version: binary.BigEndian.Uint32(b[4:8]), keepNames: keepNames, idx: &idx}
+	if r.version < 2 || r.version > 4 {
 		return idx
 	}
-	end := len(b) - hashSize // the checksum
+	off, ok := r.entries(12, binary.BigEndian.Uint32(b[8:12]))
+	if !ok {
+		return idx
+	}
+	ieot, eoie, ok := r.extensions(off)
+	if !ok {
+		return idx
+	}
+	if eoie >= 0 && eoie != off {
+		// Where git, reading in threads, takes the extensions from.
+		more, _, ok := r.extensions(eoie)
+		if !ok {
+			return idx
+		}
+		if ieot == nil {
+			ieot = more
+		}
+	}
+	if len(ieot) >= 4 {
+		// IEOT: a version, then each block's offset and count.
+		for blk := ieot[4:]; len(blk) >= 8; blk = blk[8:] {
+			at, n := binary.BigEndian.Uint32(blk[:4]), binary.BigEndian.Uint32(blk[4:8])
+			if _, ok := r.entries(int(at), n); !ok {
+				return idx
+			}
+		}
+	}
+	idx.ok = true
+	return idx
+}
+
+// indexReader reads the parts of one index into idx.
+type indexReader struct {
+	b         []byte
+	end       int // where the checksum starts
+	hashSize  int
+	version   uint32
+	keepNames bool
+	idx       *parsedIndex
+	kept      int // bytes of names kept
+	linked    map[string]bool
+}
+
+// entries reads count entries from off (a version 4 name starts from
+// none there, as git's threads do); it returns the offset after them.
+func (r *indexReader) entries(off int, count uint32) (int, bool) {
+	b, end := r.b, r.end
 	// ctime, mtime (8 each), dev, ino, mode, uid, gid, size (4 each),
 	// the object name, flags (2).
-	fixed := 40 + hashSize + 2
+	fixed := 40 + r.hashSize + 2
 	var name []byte // the last entry's (version 4 strips from it)
-	kept := 0       // bytes of names kept
-	off := 12
 	for range count {
 		start := off
-		if off+fixed > end {
-			return idx
+		if off < 12 || off+fixed > end {
+			return off, false
 		}
 		mode := binary.BigEndian.Uint32(b[off+24 : off+28])
 		flags := binary.BigEndian.Uint16(b[off+fixed-2 : off+fixed])
@@ -248,10 +297,10 @@ func parseIndex(b []byte, hashSize int, keepNames bool) parsedIndex {
 			off += 2 // extended flags
 		}
 		length := int(flags & 0xfff)
-		if version == 4 {
+		if r.version == 4 {
 			strip, k := gitVarint(b[min(off, end):end])
 			if k <= 0 || strip > uint64(len(name)) {
-				return idx
+				return off, false
 			}
 			off += k
 			name = name[:len(name)-int(strip)]
@@ -260,7 +309,7 @@ func parseIndex(b []byte, hashSize int, keepNames bool) parsedIndex {
 				suffix = bytes.IndexByte(b[min(off, end):end], 0)
 			}
 			if suffix < 0 || off+suffix >= end || len(name)+suffix > maxIndexName {
-				return idx
+				return off, false
 			}
 			name = append(name, b[off:off+suffix]...)
 			off += suffix + 1
@@ -269,7 +318,7 @@ func parseIndex(b []byte, hashSize int, keepNames bool) parsedIndex {
 				length = bytes.IndexByte(b[min(off, end):end], 0)
 			}
 			if length < 0 || off+length >= end || length > maxIndexName {
-				return idx
+				return off, false
 			}
 			name = append(name[:0], b[off:off+length]...)
 			// Padded with NULs to a multiple of 8 (1 to 8 of them).
@@ -283,31 +332,52 @@ func parseIndex(b []byte, hashSize int, keepNames bool) parsedIndex {
 		gitlink := mode&0o170000 == 0o160000
 		switch {
 		case gitlink && len(path) == 0:
-			idx.anonymous = true
-		case gitlink:
-			idx.links = append(idx.links, string(path))
-		}
-		if keepNames && len(path) > 0 {
-			if kept += len(path); kept > maxIndex {
-				return idx
+			r.idx.anonymous = true
+		case gitlink && !r.linked[string(path)]:
+			if r.linked == nil {
+				r.linked = map[string]bool{}
 			}
-			idx.names = append(idx.names, string(path))
+			r.linked[string(path)] = true
+			r.idx.links = append(r.idx.links, string(path))
+		}
+		if r.keepNames && len(path) > 0 {
+			if r.kept += len(path); r.kept > maxIndex {
+				return off, false
+			}
+			r.idx.names = append(r.idx.names, string(path))
 		}
 	}
-	// The extensions: a signature, a size, the data.
+	return off, true
+}
+
+// extensions reads the extensions from off to the checksum: a split
+// index's link is kept; it returns the IEOT extension's data (nil if
+// none) and the offset an EOIE extension gives (-1 if none).
+func (r *indexReader) extensions(off int) (ieot []byte, eoie int, ok bool) {
+	b, end := r.b, r.end
+	eoie = -1
 	for off+8 <= end {
 		sig, size := string(b[off:off+4]), int(binary.BigEndian.Uint32(b[off+4:off+8]))
 		off += 8
 		if size < 0 || off+size > end {
-			return idx
+			return nil, -1, false
 		}
-		if sig == "link" && size >= hashSize {
-			idx.shared = hex.EncodeToString(b[off : off+hashSize])
+		data := b[off : off+size]
+		switch {
+		case sig == "link" && size >= r.hashSize:
+			if sh := hex.EncodeToString(data[:r.hashSize]); r.idx.shared == "" {
+				r.idx.shared = sh
+			} else if r.idx.shared != sh {
+				return nil, -1, false // two readings name two shared indexes
+			}
+		case sig == "IEOT":
+			ieot = data
+		case sig == "EOIE" && size >= 4:
+			eoie = int(binary.BigEndian.Uint32(data[:4]))
 		}
 		off += size
 	}
-	idx.ok = off == end
-	return idx
+	return ieot, eoie, off == end
 }
 
 // gitVarint decodes the variable-length number of git's varint.c (each

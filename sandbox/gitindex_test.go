@@ -223,3 +223,34 @@ git ls-files -s node_modules/pkg | grep -q ^160000`)
 		t.Errorf("the submodule is only reported, not covered: %+v", f)
 	}
 }
+
+// TestParseIndexBlocks: a submodule entry hidden in a file's name bytes,
+// where an IEOT extension starts a block (git, loading in threads, reads
+// it there: red team 20), is read; a block past the entries is not taken
+// for one without submodules (the index is reported).
+func TestParseIndexBlocks(t *testing.T) {
+	const file, link = 0o100644, 0o160000
+	inner := indexEntry(link, "node_modules/pkg", false)
+	outer := indexEntry(file, "a\x00"+string(inner), false)
+	ext := func(sig string, data []byte) []byte {
+		e := append([]byte(sig), binary.BigEndian.AppendUint32(nil, uint32(len(data)))...)
+		return append(e, data...)
+	}
+	build := func(blockAt uint32) []byte {
+		b := index(2, outer)
+		b = b[:len(b)-20] // the checksum goes last
+		extAt := uint32(len(b))
+		ieot := binary.BigEndian.AppendUint32(nil, 1)
+		ieot = binary.BigEndian.AppendUint32(ieot, blockAt)
+		ieot = binary.BigEndian.AppendUint32(ieot, 1)
+		b = append(b, ext("IEOT", ieot)...)
+		b = append(b, ext("EOIE", append(binary.BigEndian.AppendUint32(nil, extAt), make([]byte, 20)...))...)
+		return append(b, make([]byte, 20)...)
+	}
+	if idx := parseIndex(build(12+62+2), 20, false); !idx.ok || !slices.Equal(idx.links, []string{"node_modules/pkg"}) {
+		t.Errorf("the submodule an IEOT block starts at: links %q ok %v", idx.links, idx.ok)
+	}
+	if idx := parseIndex(build(1<<20), 20, false); idx.ok {
+		t.Errorf("an IEOT block past the entries was taken for no submodules")
+	}
+}

@@ -605,7 +605,7 @@ func WarmThread() (undo func() error, err error) {
 		return fail(err)
 	}
 	if last := lastDevices.Load(); last != nil {
-		if top, err := dirNames("/"); err == nil {
+		if top, err := rootNames(); err == nil {
 			if fd, err := devicesRuleset(*last); err == nil {
 				w.devices, w.devKey, w.top = fd, deviceKeyOf(*last), top
 			}
@@ -646,13 +646,23 @@ func (w *warmedThread) devicesFor(key deviceKey) int {
 	if w == nil || w.devices < 0 || w.devKey != key {
 		return -1
 	}
-	top, err := dirNames("/") // sorted, as w.top
+	top, err := rootNames()
 	if err != nil || !slices.Equal(top, w.top) {
 		return -1
 	}
 	fd := w.devices
 	w.devices = -1
 	return fd
+}
+
+// rootNames is / listed afresh, sorted. Not from the listings dirNames
+// keeps: a warmed thread's copy of the mounts has mount ids of its own, so
+// its reading would miss the program's kept listing of / and replace it
+// (and the program's next plan would read / again).
+func rootNames() ([]string, error) {
+	names, err := readDirNames("/")
+	slices.Sort(names)
+	return names, err
 }
 
 // restore gives the thread back the mount namespace it had before

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -93,8 +94,7 @@ func TestWarmThreadKeepsChroot(t *testing.T) {
 // TestWarmDeviceLayerNewTopEntry: the device layer built ahead is handed
 // over only while / has the entries it was built for: an entry made since
 // (which that layer would not grant) has it built afresh, and so does one
-// removed. The entries are compared from listings kept while / is
-// unchanged (see dirNames): this is where a stale one would show.
+// removed.
 func TestWarmDeviceLayerNewTopEntry(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("making an entry of / needs root")
@@ -108,7 +108,7 @@ func TestWarmDeviceLayerNewTopEntry(t *testing.T) {
 	}
 	key := deviceKeyOf(plan)
 	built := func() *warmedThread {
-		top, err := dirNames("/")
+		top, err := rootNames()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,5 +140,55 @@ func TestWarmDeviceLayerNewTopEntry(t *testing.T) {
 	}
 	if got := w.devicesFor(key); got >= 0 {
 		t.Errorf("%s was removed after the layer was built, and the layer was handed over", entry)
+	}
+}
+
+// TestWarmThreadKeepsProgramListing: a thread warmed ahead reads / in a
+// copy of the mounts whose mount ids are its own. Its reading must leave
+// the program's kept listing of / alone: it replaced it on every call, and
+// every plan read / again.
+func TestWarmThreadKeepsProgramListing(t *testing.T) {
+	if err := ThreadAvailable(); err != nil {
+		t.Skipf("no thread sandbox here: %v", err)
+	}
+	plan, err := Compile(policy.DefaultSandbox(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastDevices.Store(&plan)
+	time.Sleep(listingMargin + 50*time.Millisecond) // / settled: its listing is kept
+	if _, err := dirNames("/"); err != nil {
+		t.Fatal(err)
+	}
+	listings.mu.Lock()
+	before, kept := listings.m["/"]
+	listings.mu.Unlock()
+	if !kept {
+		t.Skip("/ is not a file system whose listings are kept here")
+	}
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread is retired
+		undo, err := WarmThread()
+		if err != nil {
+			errc <- err
+			return
+		}
+		w, _ := warmed.Load(unix.Gettid())
+		if fd := w.(*warmedThread).devicesFor(deviceKeyOf(plan)); fd < 0 {
+			err = fmt.Errorf("the device layer built ahead was not handed over")
+		} else {
+			unix.Close(fd)
+		}
+		errc <- errors.Join(err, undo())
+	}()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	listings.mu.Lock()
+	after, kept := listings.m["/"]
+	listings.mu.Unlock()
+	if !kept || after.mnt != before.mnt {
+		t.Errorf("the program's listing of / (mount %d) was replaced by a warmed thread's (kept %v, mount %d)", before.mnt, kept, after.mnt)
 	}
 }

@@ -365,7 +365,7 @@ func TestGitState(t *testing.T) {
 // when it changed within racyWindow of being read.
 func TestDirCache(t *testing.T) {
 	dir := t.TempDir()
-	if l, err := listDir(dir); err != nil || l.mark != 0 {
+	if l, err := listDir(dir, fileKey{}); err != nil || l.mark != 0 {
 		t.Fatalf("%+v %v", l, err)
 	}
 	if !watchedNow(dir) {
@@ -373,7 +373,7 @@ func TestDirCache(t *testing.T) {
 	}
 	mkdir(t, dir+"/.git")
 	dirs.drain()
-	if l, _ := listDir(dir); l.mark&markDotGitDir == 0 {
+	if l, _ := listDir(dir, fileKey{}); l.mark&markDotGitDir == 0 {
 		t.Fatalf("a new .git was missed: %+v", l)
 	}
 	if f := findRepos([]string{dir}, nil, nil); len(f.dotGitDirs) != 1 {
@@ -419,7 +419,7 @@ func TestDirCacheUnwatchedTimeSetBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if l, err := listDir(dir); err != nil || l.mark != 0 {
+		if l, err := listDir(dir, fileKey{}); err != nil || l.mark != 0 {
 			t.Fatalf("listDir: %+v %v", l, err)
 		}
 	}
@@ -427,7 +427,7 @@ func TestDirCacheUnwatchedTimeSetBack(t *testing.T) {
 	if err := os.Chtimes(dir, before.ModTime(), before.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	if l, _ := listDir(dir); l.mark&markDotGitDir == 0 {
+	if l, _ := listDir(dir, fileKey{}); l.mark&markDotGitDir == 0 {
 		t.Fatalf("a .git made in a folder whose time was set back was missed: %+v", l)
 	}
 }

@@ -47,11 +47,25 @@ const (
 // dirListing is what the search needs of one directory.
 type dirListing struct {
 	subdirs []string // names of the subdirectories (not symbolic links)
-	mark    dirMark
+	// subIno are their inode numbers, as the directory lists them (0
+	// where unknown): a kept listing of a subdirectory is used while it
+	// is of the folder this names (see listDir).
+	subIno []uint64
+	dev    uint64 // the directory's device
+	mark   dirMark
 }
 
-// listDir reads dir (through the cache, see dirCache).
-func listDir(dir string) (dirListing, error) {
+// listDir reads dir (through the cache, see dirCache). via is the
+// folder the path led to as the parent's listing, kept and current,
+// names it: its device and the inode number it lists (a zero inode when
+// no such listing is at hand). A watched listing of that very folder is
+// used without looking the path up; otherwise the path is looked up.
+func listDir(dir string, via fileKey) (dirListing, error) {
+	if via.ino != 0 {
+		if l, ok := dirs.getWatched(dir, via); ok {
+			return l, nil
+		}
+	}
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return dirListing{}, err
@@ -77,17 +91,17 @@ func listDir(dir string) (dirListing, error) {
 		wd = dirs.watch(dir)
 	}
 	readAt := time.Now()
-	entries, err := f.ReadDir(-1)
+	entries, err := readEntries(f)
 	if err != nil {
 		return dirListing{}, err
 	}
-	var l dirListing
+	l := dirListing{dev: key.dev}
 	var head, objects, refs, commondir bool
 	for _, e := range entries {
-		t := e.Type()
+		t := e.typ
 		// A case-insensitive folder finds .GIT as .git, and git does:
 		// the names are matched without regard to case.
-		switch name := e.Name(); {
+		switch name := e.name; {
 		case strings.EqualFold(name, ".git"):
 			switch {
 			case t.IsDir():
@@ -108,7 +122,8 @@ func listDir(dir string) (dirListing, error) {
 			commondir = t.IsRegular()
 		}
 		if t.IsDir() {
-			l.subdirs = append(l.subdirs, e.Name())
+			l.subdirs = append(l.subdirs, e.name)
+			l.subIno = append(l.subIno, e.ino)
 		}
 	}
 	// A gitdir as git tells one: HEAD, and objects/ and refs/ here or in
@@ -124,6 +139,14 @@ func listDir(dir string) (dirListing, error) {
 	return l, nil
 }
 
+// dirEntry is a directory entry's name, type and inode number (0 where
+// unknown).
+type dirEntry struct {
+	name string
+	typ  fs.FileMode
+	ino  uint64
+}
+
 // fileKey identifies a directory's inode, as of its last change.
 type fileKey struct {
 	dev, ino uint64
@@ -136,7 +159,11 @@ type fileKey struct {
 // the folder read. Where the kernel reports changes (inotify, see
 // dirWatcher), it stands until an entry of the folder is made, removed
 // or renamed, or the folder itself goes: the event drops it, and
-// findRepos takes in every event queued before it starts. Elsewhere a
+// findRepos takes in every event queued before it starts. There the
+// path need not be looked up again: a root is, and every folder below
+// it is reached through its parent's listing, itself current, which
+// names the folder's inode (a mount, which makes no event of the folder
+// above, drops every listing: see mountWatch). Elsewhere a
 // listing stands while the folder has the same change time, which
 // changes with every such change (and, unlike the modification time,
 // cannot be set back); as a time can lag behind a change made within the
@@ -153,6 +180,8 @@ type dirCache struct {
 	paths map[int]string
 	// noWatch: listings are checked by time only (see WatchDirectories).
 	noWatch bool
+	// mounts reports mounts made and removed.
+	mounts mountWatch
 }
 
 type cachedDir struct {
@@ -208,10 +237,14 @@ func (c *dirCache) watch(dir string) int {
 }
 
 // drain takes in the changes reported so far: each drops the listing of
-// the directory it happened in; an overflowed queue drops them all.
+// the directory it happened in; an overflowed queue, or a mount made or
+// removed since the last drain, drops them all.
 func (c *dirCache) drain() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.mounts.changed() {
+		clear(c.m)
+	}
 	c.w.read(func(wd int, gone, overflow bool) {
 		if overflow {
 			clear(c.m)
@@ -241,6 +274,19 @@ func (c *dirCache) get(dir string, key fileKey) (dirListing, bool) {
 	case e.wd >= 0:
 		return e.l, true // watched: an event drops it (drain)
 	case !e.trusted || !e.key.ctime.Equal(key.ctime):
+		return dirListing{}, false
+	}
+	return e.l, true
+}
+
+// getWatched is the watched listing of dir when it is of the folder via
+// names (its device and inode): dir's parent's listing, kept and current,
+// names that inode, so the path still leads to the folder read.
+func (c *dirCache) getWatched(dir string, via fileKey) (dirListing, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[dir]
+	if !ok || e.wd < 0 || e.key.dev != via.dev || e.key.ino != via.ino {
 		return dirListing{}, false
 	}
 	return e.l, true
@@ -283,13 +329,14 @@ func findRepos(roots, tmp, skip []string) gitFound {
 	type item struct {
 		path  string
 		depth int
+		via   fileKey // see listDir
 	}
 	for _, root := range roots {
 		maxDepth, maxDirs := GitScanDepth, GitScanDirs
 		if slices.Contains(tmp, root) {
 			maxDepth, maxDirs = GitScanTmpDepth, GitScanTmpDirs
 		}
-		queue := []item{{root, 0}}
+		queue := []item{{root, 0, fileKey{}}}
 		read := 0
 		for len(queue) > 0 {
 			it := queue[0]
@@ -299,7 +346,7 @@ func findRepos(roots, tmp, skip []string) gitFound {
 				break
 			}
 			read++
-			l, err := listDir(it.path)
+			l, err := listDir(it.path, it.via)
 			if err != nil {
 				continue
 			}
@@ -319,12 +366,12 @@ func findRepos(roots, tmp, skip []string) gitFound {
 			if it.depth == maxDepth {
 				continue
 			}
-			for _, name := range l.subdirs {
+			for i, name := range l.subdirs {
 				p := filepath.Join(it.path, name)
 				if gitSkip[name] || containsPath(skip, p) {
 					continue
 				}
-				queue = append(queue, item{p, it.depth + 1})
+				queue = append(queue, item{p, it.depth + 1, fileKey{dev: l.dev, ino: l.subIno[i]}})
 			}
 		}
 	}

@@ -73,3 +73,33 @@ func (w *dirWatcher) read(each func(wd int, gone, overflow bool)) {
 		}
 	}
 }
+
+// mountWatch reports mounts made or removed in the program's mount
+// namespace: /proc/self/mountinfo, opened at first use and never closed,
+// polls as an exceptional condition after each (poll itself takes the
+// report in). Its zero value is ready for use; dirCache's mutex guards
+// it.
+type mountWatch struct {
+	fd     int
+	inited bool
+}
+
+// changed says whether a mount was made or removed since the last call
+// (true at the first, and always when mounts cannot be watched).
+func (m *mountWatch) changed() bool {
+	if !m.inited {
+		m.inited = true
+		fd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			fd = -1
+		}
+		m.fd = fd
+		return true
+	}
+	if m.fd < 0 {
+		return true
+	}
+	fds := []unix.PollFd{{Fd: int32(m.fd), Events: unix.POLLPRI}}
+	n, err := unix.Poll(fds, 0)
+	return err != nil || n > 0 && fds[0].Revents&(unix.POLLPRI|unix.POLLERR|unix.POLLNVAL) != 0
+}

@@ -1,0 +1,117 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/unified-exec/unified-exec/internal/testfs"
+
+	"golang.org/x/sys/unix"
+)
+
+// A watched listing is used without looking its path up again while each
+// folder on the way from the root, kept too, still names it (by inode).
+// These tests change the way to a kept folder in each way it can change
+// without an event of the folder itself.
+
+// TestDirCacheFolderFarAboveMoved: a folder two and three levels above a
+// watched one renamed away and the same path made again, with a .git at
+// the end.
+func TestDirCacheFolderFarAboveMoved(t *testing.T) {
+	for _, above := range []string{"a", "a/b"} {
+		ws := t.TempDir()
+		mkdir(t, ws+"/a/b/c/proj")
+		findRepos([]string{ws}, nil, nil)
+		if !watchedNow(ws + "/a/b/c/proj") {
+			t.Skip("no inotify here")
+		}
+		if err := os.Rename(ws+"/"+above, ws+"/old"); err != nil {
+			t.Fatal(err)
+		}
+		mkdir(t, ws+"/a/b/c/proj/.git")
+		if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 {
+			t.Errorf("%s renamed and made again: the .git below is missed: %+v", above, f)
+		}
+	}
+}
+
+// TestDirCacheRootMoved: the root itself, and the folder above it,
+// renamed away and made again.
+func TestDirCacheRootMoved(t *testing.T) {
+	for _, moved := range []string{"base/ws", "base"} {
+		top := t.TempDir()
+		ws := top + "/base/ws"
+		mkdir(t, ws+"/in/proj")
+		findRepos([]string{ws}, nil, nil)
+		if !watchedNow(ws + "/in/proj") {
+			t.Skip("no inotify here")
+		}
+		if err := os.Rename(top+"/"+moved, top+"/old"); err != nil {
+			t.Fatal(err)
+		}
+		mkdir(t, ws+"/in/proj/.git")
+		if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 {
+			t.Errorf("%s renamed and made again: the .git below the root is missed: %+v", moved, f)
+		}
+	}
+}
+
+// TestDirCacheFoldersSwapped: two folders exchanged in one step
+// (renameat2 RENAME_EXCHANGE): each path leads to the other's folder.
+func TestDirCacheFoldersSwapped(t *testing.T) {
+	ws := t.TempDir()
+	mkdir(t, ws+"/x/p")
+	mkdir(t, ws+"/y/p/.git")
+	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 || f.dotGitDirs[0][1] != ws+"/y/p" {
+		t.Fatalf("findRepos: %+v", f)
+	}
+	if !watchedNow(ws + "/x/p") {
+		t.Skip("no inotify here")
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, ws+"/x", unix.AT_FDCWD, ws+"/y", unix.RENAME_EXCHANGE); err != nil {
+		t.Skipf("renameat2: %v", err)
+	}
+	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 || f.dotGitDirs[0][1] != ws+"/x/p" {
+		t.Errorf("after x and y were exchanged the repository is at x/p: %+v", f)
+	}
+}
+
+// TestDirCacheMountedOver: a file system mounted on a kept folder (a
+// mount makes no event of the folder above): the .git in what is mounted
+// is found, by a bind mount of the same file system too. Root, in a
+// mount namespace of its own.
+func TestDirCacheMountedOver(t *testing.T) {
+	if !testfs.InOwnMountNS(t) {
+		return
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []string{"tmpfs", "bind"} {
+		ws := t.TempDir()
+		mkdir(t, ws+"/m/proj")
+		mkdir(t, ws+"/other/proj/.git")
+		os.Remove(ws + "/other/proj/.git") // other/ is read, and has none yet
+		findRepos([]string{ws}, nil, nil)
+		if !watchedNow(ws + "/m/proj") {
+			t.Skip("no inotify here")
+		}
+		switch how {
+		case "tmpfs":
+			if err := unix.Mount("tmpfs", ws+"/m", "tmpfs", 0, ""); err != nil {
+				t.Fatal(err)
+			}
+		case "bind":
+			if err := unix.Mount(ws+"/other", ws+"/m", "", unix.MS_BIND, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() { unix.Unmount(ws+"/m", unix.MNT_DETACH) })
+		mkdir(t, ws+"/m/proj/.git")
+		f := findRepos([]string{ws}, nil, nil)
+		if len(f.dotGitDirs) < 1 || f.dotGitDirs[0][1] != filepath.Join(ws, "m/proj") {
+			t.Errorf("%s mounted on a kept folder: its .git is missed: %+v", how, f)
+		}
+	}
+}

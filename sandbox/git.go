@@ -237,15 +237,14 @@ func (s *gitSurvey) repo(g, w string) {
 		}
 	}
 	local := s.parse(filepath.Join(common, "config"))
-	if w == "" {
-		// A submodule's gitdir names its work tree.
-		src := local
-		if common != g {
-			src = readGitConfig(filepath.Join(g, "config.worktree"))
-		}
-		if wt := lastValue(src, "core.worktree"); wt != "" {
-			w = resolvePath(wt, g, s.home)
-		}
+	// A submodule's gitdir names its work tree; any gitdir may (git takes
+	// its hooks and what its configuration names relative from there).
+	src := local
+	if common != g {
+		src = readGitConfig(filepath.Join(g, "config.worktree"))
+	}
+	if wt := lastValue(src, "core.worktree"); wt != "" {
+		w = resolvePath(wt, g, s.home)
 	}
 	if s.commit {
 		for _, name := range []string{"config", "config.worktree", "commondir", "gitdir"} {

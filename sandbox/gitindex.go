@@ -67,34 +67,44 @@ func (f *gitFound) followGitlinks() {
 	for len(queue) > 0 {
 		r := queue[0]
 		queue = queue[1:]
-		links, ok := gitlinks(r.gitdir, hashSize(r.gitdir))
+		hash, worktree := gitdirSettings(r.gitdir)
+		links, ok := gitlinks(r.gitdir, hash)
 		if !ok {
 			f.unreadIndexes = append(f.unreadIndexes, r.tree)
 		}
+		// git takes the submodules from the work tree core.worktree
+		// names, where one is set (red team 21 had it name
+		// node_modules/wt, and the host's git entered node_modules/wt/sub).
+		trees := []string{r.tree}
+		if worktree != "" && worktree != r.tree {
+			trees = append(trees, worktree)
+		}
 		for _, name := range links {
-			tree := filepath.Join(r.tree, name)
-			if seen[tree] {
-				continue
-			}
-			seen[tree] = true
-			if followed++; followed > maxGitlinks {
-				f.truncated = append(f.truncated, r.tree)
-				return
-			}
-			dotgit := filepath.Join(tree, ".git")
-			fi, err := os.Lstat(dotgit)
-			switch {
-			case err != nil:
-				continue // not populated: git does not enter it
-			case fi.IsDir():
-				f.dotGitDirs = append(f.dotGitDirs, [2]string{dotgit, tree})
-			case fi.Mode()&os.ModeSymlink != 0:
-				f.links = append(f.links, dotgit)
-			default:
-				f.pointers = append(f.pointers, dotgit)
-			}
-			if g := gitdirOf(dotgit); g != "" {
-				queue = append(queue, repo{g, tree})
+			for _, top := range trees {
+				tree := filepath.Join(top, name)
+				if seen[tree] {
+					continue
+				}
+				seen[tree] = true
+				if followed++; followed > maxGitlinks {
+					f.truncated = append(f.truncated, r.tree)
+					return
+				}
+				dotgit := filepath.Join(tree, ".git")
+				fi, err := os.Lstat(dotgit)
+				switch {
+				case err != nil:
+					continue // not populated: git does not enter it
+				case fi.IsDir():
+					f.dotGitDirs = append(f.dotGitDirs, [2]string{dotgit, tree})
+				case fi.Mode()&os.ModeSymlink != 0:
+					f.links = append(f.links, dotgit)
+				default:
+					f.pointers = append(f.pointers, dotgit)
+				}
+				if g := gitdirOf(dotgit); g != "" {
+					queue = append(queue, repo{g, tree})
+				}
 			}
 		}
 	}
@@ -122,17 +132,46 @@ func gitdirOf(dotgit string) string {
 	return readGitdirFile(dotgit)
 }
 
-// hashSize is the length of an object name in the repository of gitdir:
-// 32 bytes where extensions.objectFormat is sha256, else 20.
-func hashSize(gitdir string) int {
-	config := filepath.Join(gitdir, "config")
+// gitdirSettings is what the configuration of gitdir says that the
+// survey of its index needs: the length of an object name (32 bytes where
+// extensions.objectFormat is sha256, else 20), and the work tree its
+// core.worktree names, if any, resolved from the gitdir as git does (in
+// the common configuration, or config.worktree where
+// extensions.worktreeConfig is on; included files are read too: more
+// than git reads for it, never less).
+func gitdirSettings(gitdir string) (hashSize int, worktree string) {
+	common := gitdir
 	if c := readLine(filepath.Join(gitdir, "commondir")); c != "" {
-		config = filepath.Join(resolveFrom(gitdir, c), "config")
+		if r := resolveFrom(gitdir, c); r != "" {
+			common = r
+		}
 	}
-	if strings.EqualFold(lastValue(readGitConfig(config), "extensions.objectformat"), "sha256") {
-		return 32
+	home, _ := os.UserHomeDir()
+	var entries []gitEntry
+	var read func(path string, depth int)
+	read = func(path string, depth int) {
+		if depth > 10 {
+			return
+		}
+		for _, e := range readGitConfig(path) {
+			entries = append(entries, e)
+			if e.key == "include.path" || strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path") {
+				read(resolvePath(e.value, filepath.Dir(path), home), depth+1)
+			}
+		}
 	}
-	return 20
+	read(filepath.Join(common, "config"), 0)
+	hashSize = 20
+	if strings.EqualFold(lastValue(entries, "extensions.objectformat"), "sha256") {
+		hashSize = 32
+	}
+	if isGitTrue(lastValue(entries, "extensions.worktreeconfig")) {
+		read(filepath.Join(gitdir, "config.worktree"), 0)
+	}
+	if wt := lastValue(entries, "core.worktree"); wt != "" {
+		worktree = resolvePath(wt, gitdir, home)
+	}
+	return hashSize, worktree
 }
 
 // indexes keeps what each index records while the file is the same
@@ -224,7 +263,12 @@ const maxIndexName = 64 << 10
 // extension gives, and the extensions from where an EOIE extension says
 // (index.threads, or a large index on a machine of 3 or more cores): red
 // team 20 hid a submodule inside a file's name bytes that an IEOT block
-// starts at. Both readings are taken, and what either records counts.
+// starts at. Every IEOT's blocks are read too, and what any reading
+// records counts. git finds EOIE at its fixed place before the checksum,
+// not by walking the extensions (red team 21 hid one, and an IEOT, in an
+// unknown extension's data): an index with one there that is not the
+// last extension the walk reads, naming where the walk started, is
+// reported (git writes none other), so git's extensions are the walk's.
 func parseIndex(b []byte, hashSize int, keepNames bool) parsedIndex {
 	var idx parsedIndex
 	if len(b) < 12+hashSize || string(b[:4]) != "DIRC" {
@@ -238,21 +282,14 @@ func parseIndex(b []byte, hashSize int, keepNames bool) parsedIndex {
 	if !ok {
 		return idx
 	}
-	ieot, eoie, ok := r.extensions(off)
-	if !ok {
+	ieots, eoies, ok := r.extensions(off)
+	if !ok || !r.eoieAsGit(off, eoies) {
 		return idx
 	}
-	if eoie >= 0 && eoie != off {
-		// Where git, reading in threads, takes the extensions from.
-		more, _, ok := r.extensions(eoie)
-		if !ok {
-			return idx
+	for _, ieot := range ieots {
+		if len(ieot) < 4 {
+			continue
 		}
-		if ieot == nil {
-			ieot = more
-		}
-	}
-	if len(ieot) >= 4 {
 		// IEOT: a version, then each block's offset and count.
 		for blk := ieot[4:]; len(blk) >= 8; blk = blk[8:] {
 			at, n := binary.BigEndian.Uint32(blk[:4]), binary.BigEndian.Uint32(blk[4:8])
@@ -285,7 +322,7 @@ func (r *indexReader) entries(off int, count uint32) (int, bool) {
 	// the object name, flags (2).
 	fixed := 40 + r.hashSize + 2
 	var name []byte // the last entry's (version 4 strips from it)
-	for range count {
+	for i := range count {
 		start := off
 		if off < 12 || off+fixed > end {
 			return off, false
@@ -299,10 +336,13 @@ func (r *indexReader) entries(off int, count uint32) (int, bool) {
 		length := int(flags & 0xfff)
 		if r.version == 4 {
 			strip, k := gitVarint(b[min(off, end):end])
-			if k <= 0 || strip > uint64(len(name)) {
+			if k <= 0 || i > 0 && strip > uint64(len(name)) {
 				return off, false
 			}
 			off += k
+			if i == 0 {
+				strip = 0 // git ignores it: no name before a block's first entry
+			}
 			name = name[:len(name)-int(strip)]
 			suffix := length - len(name)
 			if length == 0xfff {
@@ -351,33 +391,59 @@ func (r *indexReader) entries(off int, count uint32) (int, bool) {
 }
 
 // extensions reads the extensions from off to the checksum: a split
-// index's link is kept; it returns the IEOT extension's data (nil if
-// none) and the offset an EOIE extension gives (-1 if none).
-func (r *indexReader) extensions(off int) (ieot []byte, eoie int, ok bool) {
+// index's link is kept; it returns every IEOT extension's data, and the
+// offsets of the EOIE extensions' headers.
+func (r *indexReader) extensions(off int) (ieots [][]byte, eoies []int, ok bool) {
 	b, end := r.b, r.end
-	eoie = -1
 	for off+8 <= end {
+		at := off
 		sig, size := string(b[off:off+4]), int(binary.BigEndian.Uint32(b[off+4:off+8]))
 		off += 8
 		if size < 0 || off+size > end {
-			return nil, -1, false
+			return nil, nil, false
 		}
 		data := b[off : off+size]
-		switch {
-		case sig == "link" && size >= r.hashSize:
+		switch sig {
+		case "link":
+			if size < r.hashSize {
+				return nil, nil, false
+			}
 			if sh := hex.EncodeToString(data[:r.hashSize]); r.idx.shared == "" {
 				r.idx.shared = sh
 			} else if r.idx.shared != sh {
-				return nil, -1, false // two readings name two shared indexes
+				return nil, nil, false // two extensions name two shared indexes
 			}
-		case sig == "IEOT":
-			ieot = data
-		case sig == "EOIE" && size >= 4:
-			eoie = int(binary.BigEndian.Uint32(data[:4]))
+		case "IEOT":
+			ieots = append(ieots, data)
+		case "EOIE":
+			eoies = append(eoies, at)
 		}
 		off += size
 	}
-	return ieot, eoie, off == end
+	return ieots, eoies, off == end
+}
+
+// eoieAsGit: the EOIE extension git would find (the signature at its
+// fixed place: 8 bytes of header, an offset, a hash, then the checksum;
+// its hash is 20 bytes long in some versions of git whatever the
+// repository's, so both places are looked at) is none, or is the only one
+// the walk from entriesEnd read, and names entriesEnd: then git, reading
+// its extensions from there, reads what the walk read.
+func (r *indexReader) eoieAsGit(entriesEnd int, eoies []int) bool {
+	found := -1
+	for _, hs := range []int{20, r.hashSize} {
+		at := r.end - (8 + 4 + hs)
+		if at >= 12 && string(r.b[at:at+4]) == "EOIE" {
+			if found >= 0 && found != at {
+				return false
+			}
+			found = at
+		}
+	}
+	if found < 0 {
+		return true
+	}
+	return len(eoies) == 1 && eoies[0] == found && int(binary.BigEndian.Uint32(r.b[found+8:found+12])) == entriesEnd
 }
 
 // gitVarint decodes the variable-length number of git's varint.c (each

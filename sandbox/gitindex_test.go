@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"crypto/sha1"
 	"encoding/binary"
 	"os"
 	"os/exec"
@@ -252,5 +253,105 @@ func TestParseIndexBlocks(t *testing.T) {
 	}
 	if idx := parseIndex(build(1<<20), 20, false); idx.ok {
 		t.Errorf("an IEOT block past the entries was taken for no submodules")
+	}
+}
+
+// indexExt is an index extension: its signature, size and data.
+func indexExt(sig string, data []byte) []byte {
+	e := append([]byte(sig), binary.BigEndian.AppendUint32(nil, uint32(len(data)))...)
+	return append(e, data...)
+}
+
+// eoieExt is an EOIE extension naming off, with the hash git checks: of
+// the headers (signature and size) of the extensions from off.
+func eoieExt(off uint32, headers ...[]byte) []byte {
+	h := sha1.New()
+	for _, e := range headers {
+		h.Write(e[:8])
+	}
+	return indexExt("EOIE", append(binary.BigEndian.AppendUint32(nil, off), h.Sum(nil)...))
+}
+
+// ieotExt is an IEOT extension of one block: at off, n entries.
+func ieotExt(off, n uint32) []byte {
+	return indexExt("IEOT", binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, 1), off), n))
+}
+
+// TestParseIndexExtensionsAsGitFinds: git finds the EOIE extension at its
+// fixed place before the checksum, not by walking the extensions, and
+// takes the first IEOT from where EOIE says; red team 21 gave git a
+// block at a submodule hidden in a file's name two ways the walk read
+// otherwise: two IEOT extensions (the walk kept the last), and EOIE and
+// IEOT inside an unknown extension's data (the walk stepped over them).
+// Either the submodule is read or the index is reported.
+func TestParseIndexExtensionsAsGitFinds(t *testing.T) {
+	const file, link = 0o100644, 0o160000
+	inner := indexEntry(link, "node_modules/pkg", false)
+	outer := indexEntry(file, "a\x00"+string(inner), false)
+	const hidden = 12 + 62 + 2 // where inner lies
+	entries := index(2, outer)
+	entries = entries[:len(entries)-20]
+	extAt := uint32(len(entries))
+	evil, benign := ieotExt(hidden, 1), ieotExt(12, 1)
+	for _, c := range []struct {
+		name string
+		ext  []byte
+	}{
+		{"two IEOT", slices.Concat(evil, benign, eoieExt(extAt, evil, benign))},
+		{"EOIE inside an unknown extension", indexExt("ZZZZ", slices.Concat(evil, eoieExt(extAt+8, evil)))},
+		{"EOIE naming a later offset", slices.Concat(indexExt("ZZZZ", nil), evil, eoieExt(extAt+8, evil))},
+	} {
+		b := slices.Concat(entries, c.ext, make([]byte, 20))
+		if idx := parseIndex(b, 20, false); idx.ok && !slices.Contains(idx.links, "node_modules/pkg") {
+			t.Errorf("%s: the submodule git loads is neither read nor the index reported: links %q", c.name, idx.links)
+		}
+	}
+	// What git writes is read as before.
+	b := slices.Concat(entries, benign, eoieExt(extAt, benign), make([]byte, 20))
+	if idx := parseIndex(b, 20, false); !idx.ok || len(idx.links) != 0 {
+		t.Errorf("an index as git writes it: links %q ok %v", idx.links, idx.ok)
+	}
+}
+
+// TestParseIndexV4FirstStrip: git ignores the number stripped from the
+// name before a block's first entry (there is no name before it); an index
+// that strips one there is read, not reported (red team 21: a false
+// report teaches people to pass over the note).
+func TestParseIndexV4FirstStrip(t *testing.T) {
+	v4 := func(strip byte, name string, mode uint32) []byte {
+		e := make([]byte, 62)
+		binary.BigEndian.PutUint32(e[24:28], mode)
+		binary.BigEndian.PutUint16(e[60:62], uint16(len(name)))
+		return append(append(append(e, strip), name...), 0)
+	}
+	b := index(4, v4(1, "a", 0o100644), v4(1, "node_modules/pkg", 0o160000))
+	if idx := parseIndex(b, 20, false); !idx.ok || !slices.Equal(idx.links, []string{"node_modules/pkg"}) {
+		t.Errorf("links %q ok %v", idx.links, idx.ok)
+	}
+}
+
+// TestGitlinksUnderCoreWorktree: a repository whose core.worktree names
+// another folder has its submodules there: git status in the folder of
+// its .git enters node_modules/wt/sub, not ./sub (red team 21 had the
+// host's git run a core.fsmonitor so, unreported), in config.worktree
+// too.
+func TestGitlinksUnderCoreWorktree(t *testing.T) {
+	for _, c := range []struct{ name, set string }{
+		{"config", "git config core.worktree $W"},
+		{"relative", "git config core.worktree ../node_modules/wt"},
+		{"config.worktree", "git config extensions.worktreeConfig true && git config --worktree core.worktree $W"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws := gitWorkspace(t)
+			shell(t, ws, `W=$PWD/node_modules/wt
+mkdir -p $W/sub && git -C $W/sub init -q . && git -C $W/sub commit -q --allow-empty -m x
+git init -q . && git --git-dir=$PWD/.git --work-tree=$W add sub
+`+c.set+`
+git status --porcelain >/dev/null`)
+			f := findRepos([]string{ws}, nil, nil)
+			if !slices.ContainsFunc(f.dotGitDirs, func(d [2]string) bool { return d[1] == filepath.Join(ws, "node_modules/wt/sub") }) {
+				t.Errorf("the submodule under core.worktree is not covered: %+v", f)
+			}
+		})
 	}
 }

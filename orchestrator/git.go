@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -27,6 +28,10 @@ type gitWatch struct {
 	mu    sync.Mutex
 	known sandbox.GitState
 	taken bool // known holds a state
+	// baseline is the state before the first command: what it could not
+	// check is the host's own (a large tree past the search's bound);
+	// what commands made unchecked since is told after each.
+	baseline sandbox.GitState
 }
 
 // startGitBaseline takes the state before the first command beside the
@@ -63,7 +68,7 @@ func (o *Orchestrator) takeGitBaseline() {
 	}
 	o.git.mu.Lock()
 	if !o.git.taken {
-		o.git.known, o.git.taken = st, true
+		o.git.known, o.git.baseline, o.git.taken = st, st, true
 	}
 	o.git.mu.Unlock()
 }
@@ -80,6 +85,13 @@ func (o *Orchestrator) gitCheck(ev event) []string {
 	var news []string
 	if o.git.taken {
 		news = st.Since(o.git.known)
+		for _, u := range st.Unchecked(o.git.baseline) {
+			if !slices.Contains(news, u) {
+				news = append(news, u)
+			}
+		}
+	} else {
+		o.git.baseline = st
 	}
 	o.git.known, o.git.taken = st, true
 	o.git.mu.Unlock()
@@ -93,5 +105,5 @@ func (o *Orchestrator) gitCheck(ev event) []string {
 
 // gitNote says what appeared, for the model and the person.
 func gitNote(news []string) string {
-	return "Git: this appeared in a repository under the writable roots and makes git run a program there, as the user, outside the sandbox; check it before running git in that repository: " + strings.Join(news, "; ") + "."
+	return "Git: this appeared in a repository under the writable roots, and is not among the settings known to be harmless: it may make git run a program there, as the user, outside the sandbox (or say what could not be checked); check it before running git in that repository: " + strings.Join(news, "; ") + "."
 }

@@ -17,7 +17,8 @@ import (
 // HEAD, the state of a merge, a rebase or a stash — is data. What makes
 // the host's git run a program is not: the hooks; the configuration
 // (core.hooksPath, core.fsmonitor, aliases, filters, diff and merge
-// drivers, include paths, see runsProgram); the pointers that say where
+// drivers, include paths: every setting not known harmless, see
+// noteworthy); the pointers that say where
 // those are (a gitdir's commondir, a worktree's gitdir file, the .git
 // file of a worktree or a submodule); and what the configuration names by
 // path (the directory core.hooksPath names, an included file, a filter's
@@ -371,7 +372,7 @@ func (s *gitSurvey) configs(g, common, w string, local []gitEntry) {
 // entry notes a configuration entry that runs a program, and keeps the
 // files its value names by path.
 func (s *gitSurvey) entry(file string, e gitEntry, base string) {
-	if !runsProgram(e.key, e.value) {
+	if !noteworthy(e.key, e.value) || e.key == "core.worktree" && s.worktreeNamesBack(file, e.value) {
 		return
 	}
 	if !s.noted[file] {
@@ -402,6 +403,25 @@ func (s *gitSurvey) entry(file string, e gitEntry, base string) {
 			}
 		}
 	}
+}
+
+// worktreeNamesBack: the core.worktree value in the configuration file
+// of a gitdir names a work tree whose .git file names that gitdir back,
+// as git submodule and git worktree make them (a submodule's gitdir in
+// .git/modules). One naming any other folder moves the work tree, and
+// the submodules git enters, there (red team 21): it is reported.
+func (s *gitSurvey) worktreeNamesBack(file, value string) bool {
+	g := filepath.Dir(file)
+	if b := filepath.Base(file); b != "config" && b != "config.worktree" {
+		return false
+	}
+	w := resolvePath(value, g, s.home)
+	back := readGitdirFile(filepath.Join(w, ".git"))
+	if back == "" {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(g)
+	return err == nil && back == real
 }
 
 // hooksPath covers the directory a core.hooksPath names. One named "_"
@@ -717,15 +737,38 @@ func (s GitState) Since(before GitState) []string {
 		if old, ok := before.items[k]; ok && old == v {
 			continue
 		}
-		switch {
-		case strings.HasPrefix(k, "hook "):
-			out = append(out, "an executable hook "+strings.TrimPrefix(k, "hook "))
-		case strings.HasSuffix(k, " points to"):
-			out = append(out, fmt.Sprintf("%s %s (that repository's hooks and configuration now come from there)", k, v))
-		default:
-			out = append(out, fmt.Sprintf("%s = %s", k, v))
+		out = append(out, gitLine(k, v))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Unchecked lists, sorted, what s could not check — an index it could not
+// read as git does, a search stopped at its bound — and baseline could:
+// told after every command while it lasts, not once (red team 21 made an
+// index the survey could not read, told once while nothing was in the
+// submodule it hid, then planted a program there, untold).
+func (s GitState) Unchecked(baseline GitState) []string {
+	var out []string
+	for k, v := range s.items {
+		if !strings.HasPrefix(k, "index ") && !strings.HasPrefix(k, "bound ") {
+			continue
+		}
+		if _, ok := baseline.items[k]; !ok {
+			out = append(out, gitLine(k, v))
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// gitLine is one item of a state, for people.
+func gitLine(k, v string) string {
+	switch {
+	case strings.HasPrefix(k, "hook "):
+		return "an executable hook " + strings.TrimPrefix(k, "hook ")
+	case strings.HasSuffix(k, " points to"):
+		return fmt.Sprintf("%s %s (that repository's hooks and configuration now come from there)", k, v)
+	}
+	return fmt.Sprintf("%s = %s", k, v)
 }

@@ -317,7 +317,9 @@ func TestGitState(t *testing.T) {
 		return st
 	}
 	before := watch()
-	if news := before.Since(GitState{}); len(news) != 1 || !strings.Contains(news[0], ".git/hooks/pre-commit") {
+	// The host's own: its hook, and (every setting not known harmless)
+	// the user's protocol.file.allow.
+	if news := before.Since(GitState{}); len(news) != 2 || !strings.Contains(news[0], "protocol.file.allow") || !strings.Contains(news[1], ".git/hooks/pre-commit") {
 		t.Fatalf("the host's own hook: %v", news)
 	}
 	g.git(t, "", "config", "alias.lint", "!sh tools/lint.sh")
@@ -538,18 +540,18 @@ func TestParseGitConfig(t *testing.T) {
 	}
 	for key, runs := range map[string]bool{
 		"core.hookspath": true, "core.sshcommand": true, "core.fsmonitor": true, "alias.st": true,
-		"alias.lg": false, "filter.lfs.clean": true, "remote.Origin.url": false, "diff.x.textconv": true,
+		"alias.lg": true, "filter.lfs.clean": true, "remote.Origin.url": false, "diff.x.textconv": true,
 		"credential.helper": true, "user.name": false, "include.path": true,
 	} {
 		v := "x"
 		if key == "alias.st" {
 			v = "!x"
 		}
-		if runsProgram(key, v) != runs {
-			t.Errorf("runsProgram(%s) = %v", key, !runs)
+		if noteworthy(key, v) != runs {
+			t.Errorf("noteworthy(%s) = %v", key, !runs)
 		}
 	}
-	if runsProgram("core.fsmonitor", "true") {
+	if noteworthy("core.fsmonitor", "true") {
 		t.Error("the built-in fsmonitor runs no program of the repository's")
 	}
 }
@@ -680,10 +682,64 @@ func TestGitFilesReadAsGitDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries := readGitConfig(config)
-	if !slices.ContainsFunc(entries, func(e gitEntry) bool { return runsProgram(e.key, e.value) }) {
+	if !slices.ContainsFunc(entries, func(e gitEntry) bool { return noteworthy(e.key, e.value) }) {
 		t.Errorf("a configuration with core.fsmonitor past %d bytes runs no program: %v", maxGitConfig, entries)
 	}
 	if !slices.ContainsFunc(entries, func(e gitEntry) bool { return e.key == "core.bare" }) {
 		t.Errorf("what comes before the bound was not read: %v", entries)
+	}
+}
+
+// TestGitStateEverydayQuiet: what git writes in everyday work — a
+// repository made, a clone with a submodule, a remote added, an upstream
+// set, a submodule added (its gitdir's core.worktree names the work tree
+// back), sparse checkout, maintenance — is reported by nothing; the
+// settings red team 21 ran programs through, which no list of settings
+// that run one had, are (every setting not known harmless is).
+func TestGitStateEverydayQuiet(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "lib")
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	watch := func() GitState {
+		t.Helper()
+		st, err := WatchGit(p, g.ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	before := watch()
+	g.repo(t, "app")
+	g.git(t, "app", "remote", "add", "origin", "https://example.com/app.git")
+	g.git(t, "app", "config", "branch.main.remote", "origin")
+	g.git(t, "app", "config", "branch.main.merge", "refs/heads/main")
+	g.git(t, "app", "config", "user.email", "me@example.com")
+	g.git(t, "app", "config", "pull.rebase", "true")
+	g.git(t, "app", "submodule", "add", "-q", g.ws+"/lib", "vendor/lib")
+	g.git(t, "app", "sparse-checkout", "init", "--cone")
+	g.git(t, "app", "maintenance", "register")
+	g.git(t, "", "clone", "-q", "--recurse-submodules", g.ws+"/app", "copy")
+	if news := watch().Since(before); len(news) != 0 {
+		t.Fatalf("everyday work, and: %v", news)
+	}
+	before = watch()
+	for _, kv := range [][2]string{
+		{"submodule.vendor/lib.update", "!sh evil.sh"},
+		{"remote.evil.url", "ext::sh -c evil.sh"},
+		{"protocol.ext.allow", "always"},
+		{"url.ext::sh -c evil.sh #.insteadOf", "https://github.com/"},
+		{"gpg.ssh.defaultKeyCommand", "sh evil.sh"},
+		{"core.alternateRefsCommand", "sh evil.sh"},
+		{"core.worktree", g.ws + "/elsewhere"},
+		{"alias.st", "-c core.pager=evil status"},
+	} {
+		g.git(t, "app", "config", kv[0], kv[1])
+	}
+	news := watch().Since(before)
+	for _, want := range []string{"submodule.vendor/lib.update", "remote.evil.url", "protocol.ext.allow", "insteadof", "gpg.ssh.defaultkeycommand", "core.alternaterefscommand", "core.worktree", "alias.st"} {
+		if !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, want) }) {
+			t.Errorf("%s is not reported: %q", want, news)
+		}
 	}
 }

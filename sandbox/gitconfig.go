@@ -19,7 +19,7 @@ const maxGitConfig = 8 << 20
 // tooLargeKey is the entry that stands for what a configuration file
 // holds past maxGitConfig: git reads the whole file, and what it holds
 // there may make git run a program (red team 18 put core.fsmonitor past
-// the 1 MiB read then); it counts as one (see runsProgram).
+// the 1 MiB read then); it is always noteworthy.
 const tooLargeKey = "unified-exec.unread"
 
 // readGitConfig parses the configuration file at path (its first
@@ -203,54 +203,76 @@ func splitKey(key string) (section, sub, name string) {
 	return section, sub, name
 }
 
-// runsProgram reports whether git runs the value of key as a program (or
-// a shell command line): the settings through which a configuration
-// file makes git run code.
-func runsProgram(key, value string) bool {
-	if key == tooLargeKey {
-		return true
-	}
+// noteworthy reports whether a configuration entry is to be reported: every
+// one but those known to make git run nothing of the repository's (see
+// harmlessGitKey). Listing the settings that run a program fell behind
+// git (red team 21 ran programs through submodule.<name>.update,
+// ext:: remotes, gpg.ssh.defaultKeyCommand and
+// core.alternateRefsCommand, none listed), and git adds more: what is not
+// known harmless is told.
+func noteworthy(key, value string) bool {
+	return key == tooLargeKey || !harmlessGitKey(key, value)
+}
+
+// harmlessGitKey reports whether key = value is one of the settings git
+// itself writes in everyday work (init, clone, remote, branch, submodule,
+// sparse-checkout, maintenance) or people set for themselves, and that
+// make git run no program, read no file as configuration, and send
+// nothing elsewhere. Keys are as parseGitConfig gives them: the section
+// and the name lower case, the subsection as written.
+func harmlessGitKey(key, value string) bool {
 	section, sub, name := splitKey(key)
-	switch section {
-	case "core":
-		switch name {
-		case "fsmonitor":
-			return !isGitBool(value)
-		case "sshcommand", "editor", "pager", "askpass", "gitproxy", "hookspath":
+	if sub == "" {
+		switch section + "." + name {
+		case "core.repositoryformatversion", "core.filemode", "core.bare", "core.logallrefupdates",
+			"core.ignorecase", "core.precomposeunicode", "core.symlinks", "core.autocrlf", "core.safecrlf",
+			"core.eol", "core.quotepath", "core.abbrev", "core.untrackedcache", "core.splitindex",
+			"core.commitgraph", "core.multipackindex", "core.preloadindex", "core.checkstat",
+			"core.trustctime", "core.sparsecheckout", "core.sparsecheckoutcone", "core.fscache",
+			"core.longpaths", "core.compression", "core.loosecompression", "core.bigfilethreshold",
+			"core.whitespace", "core.fsmonitorhookversion",
+			"extensions.objectformat", "extensions.worktreeconfig", "extensions.partialclone",
+			"user.name", "user.email", "user.signingkey", "user.useconfigonly",
+			"author.name", "author.email", "committer.name", "committer.email",
+			"init.defaultbranch", "pull.rebase", "pull.ff",
+			"push.default", "push.autosetupremote", "push.followtags", "push.recursesubmodules",
+			"fetch.prune", "fetch.prunetags", "fetch.recursesubmodules", "fetch.writecommitgraph", "fetch.parallel",
+			"submodule.recurse", "submodule.active", "submodule.fetchjobs", "submodule.propagatebranches",
+			"index.version", "index.sparse", "index.skiphash", "feature.manyfiles",
+			"splitindex.maxpercentchange", "splitindex.sharedindexexpire",
+			"rerere.enabled", "rerere.autoupdate", "status.showuntrackedfiles", "status.submodulesummary",
+			"diff.renames", "diff.algorithm", "diff.submodule", "diff.colormoved", "diff.noprefix",
+			"merge.conflictstyle", "merge.ff", "merge.renamelimit", "merge.log",
+			"rebase.autostash", "rebase.autosquash", "rebase.updaterefs",
+			"commit.verbose", "commit.cleanup", "tag.sort", "worktree.guessremote",
+			"lfs.repositoryformatversion", "color.ui", "i18n.commitencoding", "i18n.logoutputencoding":
+			return true
+		case "core.fsmonitor":
+			return isGitBool(value) // the built-in daemon: git itself
+		}
+		switch section {
+		case "gc", "maintenance", "advice", "color":
+			return true // git's own housekeeping, and how it shows things
+		}
+		return false
+	}
+	switch section + "." + name {
+	case "branch.remote", "branch.merge", "branch.rebase", "branch.description", "branch.pushremote",
+		"remote.fetch", "remote.push", "remote.tagopt", "remote.prune", "remote.prunetags", "remote.mirror",
+		"remote.skipfetchall", "remote.skipdefaultupdate", "remote.promisor", "remote.partialclonefilter",
+		"submodule.active", "submodule.branch", "submodule.fetchrecursesubmodules", "submodule.ignore",
+		"submodule.shallow", "maintenance.enabled", "maintenance.schedule", "color.branch", "color.diff",
+		"color.status", "color.decorate", "color.grep", "color.interactive":
+		return true
+	case "remote.url", "remote.pushurl", "submodule.url":
+		// A transport's name before "::" runs git-remote-<name> (ext::
+		// runs the rest as a command line).
+		return !strings.Contains(value, "::")
+	case "submodule.update":
+		switch strings.ToLower(strings.TrimSpace(value)) {
+		case "checkout", "rebase", "merge", "none":
 			return true
 		}
-	case "sequence":
-		return name == "editor"
-	case "diff":
-		return sub == "" && name == "external" || sub != "" && (name == "textconv" || name == "command")
-	case "filter":
-		return sub != "" && (name == "clean" || name == "smudge" || name == "process")
-	case "merge":
-		return sub != "" && name == "driver"
-	case "alias":
-		return strings.HasPrefix(strings.TrimSpace(value), "!")
-	case "credential":
-		return name == "helper"
-	case "gpg":
-		return name == "program"
-	case "uploadpack":
-		return name == "packobjectshook"
-	case "remote":
-		return sub != "" && (name == "uploadpack" || name == "receivepack")
-	case "difftool", "mergetool":
-		return sub != "" && (name == "cmd" || name == "path")
-	case "pager":
-		return true
-	case "interactive":
-		return name == "difffilter"
-	case "sendemail":
-		return name == "tocmd" || name == "cccmd" || name == "sendmailcmd"
-	case "web":
-		return name == "browser"
-	case "browser", "man":
-		return sub != "" && (name == "cmd" || name == "path")
-	case "include", "includeif":
-		return name == "path"
 	}
 	return false
 }

@@ -1,0 +1,107 @@
+package orchestrator
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// hostGitAfter runs sandboxed commands in a fresh workspace (git =
+// "commit", the default), then the host's git in the workspace, outside
+// the sandbox, as a person would next; it fails when the host's git ran
+// the command's program (it writes marker) and no "Git:" note told of it,
+// in any response or in the audit log after Close. It returns the notes.
+func hostGitAfter(t *testing.T, setup []string, host ...[]string) []string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
+	marker := filepath.Join(filepath.Dir(f.ws), "ran")
+	evil := filepath.Join(filepath.Dir(f.ws), "evil.sh")
+	if err := os.WriteFile(evil, []byte("#!/bin/sh\ndate >> "+marker+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	for _, cmd := range setup {
+		cmd = strings.ReplaceAll(cmd, "$EVIL", evil)
+		r, err := f.exec(t, cmd, false, "")
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		if r.ExitCode == nil || *r.ExitCode != 0 {
+			t.Fatalf("%s: %+v", cmd, r)
+		}
+		notes = append(notes, r.Notes...)
+	}
+	for _, h := range host {
+		c := exec.Command("git", h...)
+		c.Dir = f.ws
+		c.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+filepath.Dir(f.ws))
+		out, _ := c.CombinedOutput()
+		t.Logf("host: git %v:\n%s", h, out)
+	}
+	f.o.Close()
+	audit, _ := os.ReadFile(f.audit)
+	told := strings.Contains(string(audit), "Git:") || slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, "Git:") })
+	if _, err := os.Stat(marker); err == nil && !told {
+		t.Errorf("the host's git ran the command's program, and no Git: note told of it (notes %q)", notes)
+	}
+	return notes
+}
+
+// TestHostGitCoreWorktreeElsewhere: a repository whose core.worktree
+// names a folder in node_modules, with a submodule there whose
+// configuration runs a program: the host's git status enters it; the
+// survey follows the submodule there and tells (red team 21: nothing was
+// told, and git status ran core.fsmonitor).
+func TestHostGitCoreWorktreeElsewhere(t *testing.T) {
+	notes := hostGitAfter(t, []string{`W=$PWD/node_modules/wt
+mkdir -p $W/sub && cd $W/sub && git init -q . && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && git config core.fsmonitor $EVIL
+cd - >/dev/null && git init -q . && git --git-dir=$PWD/.git --work-tree=$W add sub && git config core.worktree $W`}, []string{"status"})
+	for _, want := range []string{"core.worktree", "core.fsmonitor"} {
+		if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, want) }) {
+			t.Errorf("%s is not told: %q", want, notes)
+		}
+	}
+}
+
+// TestHostGitSubmoduleUpdateCommand: submodule.<name>.update = !command
+// runs the command on the host's git submodule update; it is told (red
+// team 21: no list of settings that run a program had it).
+func TestHostGitSubmoduleUpdateCommand(t *testing.T) {
+	notes := hostGitAfter(t, []string{`git init -q lib && git -C lib -c user.name=a -c user.email=a@b commit -q --allow-empty -m one
+git init -q . && git -c protocol.file.allow=always submodule add -q ./lib vendor/lib
+git -C vendor/lib -c user.name=a -c user.email=a@b commit -q --allow-empty -m two
+git config submodule.vendor/lib.update "!$EVIL"`}, []string{"submodule", "update"})
+	if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "submodule.vendor/lib.update") }) {
+		t.Errorf("submodule.vendor/lib.update is not told: %q", notes)
+	}
+}
+
+// TestUncheckedToldAfterEachCommand: an index the survey cannot read is
+// told after every command while it lasts, not once (red team 21 made
+// one, told while nothing was there yet, then planted a program in the
+// submodule it hid: the next command was told nothing).
+func TestUncheckedToldAfterEachCommand(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
+	for i, cmd := range []string{
+		"git init -q . && printf 'DIRC\\0\\0\\0\\2\\0\\0\\0\\1cut short' > .git/index",
+		"true",
+		"true",
+	} {
+		r, err := f.exec(t, cmd, false, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "could not be read as git reads it") }) {
+			t.Errorf("command %d: the unreadable index is not told: %q", i+1, r.Notes)
+		}
+	}
+}

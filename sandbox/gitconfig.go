@@ -104,9 +104,13 @@ func parseGitConfig(text string) []gitEntry {
 }
 
 // parseSection turns a header's inside into "section" or
-// "section.subsection".
+// "section.subsection"; "" for a header with no section name (git
+// refuses ["x"], and no key of git's starts with a dot).
 func parseSection(h string) string {
 	h = strings.TrimSpace(h)
+	if h == "" || h[0] == '.' || h[0] == '"' {
+		return ""
+	}
 	if q := strings.IndexByte(h, '"'); q >= 0 {
 		name := strings.ToLower(strings.TrimSpace(h[:q]))
 		var sub strings.Builder

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -307,23 +308,32 @@ func TestRealLater(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	resolved := map[string]string{}
-	for _, c := range [][2]string{
-		{"real/sub/x", "real/sub/x"},
-		{"link/sub/x/y", "real/sub/x/y"}, // through the link
-		{"real/none/x", "real/none/x"},
-		{"file/x", ""},         // nothing can be made under a file
-		{"real/../file/x", ""}, // a ".." is not followed
-		{"netrc", "real/netrc"},
-		{"config/gh/hosts.yml", "real/cfg/gh/hosts.yml"},
-		{"loop/x", ""},
-	} {
-		want := ""
-		if c[1] != "" {
-			want = filepath.Join(dir, c[1])
+	// Looked up, then again from listings kept (the folders settled).
+	for _, settled := range []bool{false, true} {
+		if settled {
+			time.Sleep(coarseMargin + 100*time.Millisecond)
 		}
-		if got := realLater(dir+"/"+c[0], resolved); got != want {
-			t.Errorf("realLater(%s) = %q, want %q", c[0], got, want)
+		resolved, lookups := map[string]string{}, newAbsence()
+		for _, c := range [][2]string{
+			{"real/sub/x", "real/sub/x"},
+			{"link/sub/x/y", "real/sub/x/y"}, // through the link
+			{"real/none/x", "real/none/x"},
+			{"file/x", ""},         // nothing can be made under a file
+			{"real/../file/x", ""}, // a ".." is not followed
+			{"netrc", "real/netrc"},
+			{"config/gh/hosts.yml", "real/cfg/gh/hosts.yml"},
+			{"loop/x", ""},
+		} {
+			want := ""
+			if c[1] != "" {
+				want = filepath.Join(dir, c[1])
+			}
+			if got := realLater(dir+"/"+c[0], resolved, lookups); got != want {
+				t.Errorf("settled %v: realLater(%s) = %q, want %q", settled, c[0], got, want)
+			}
+		}
+		if settled && !slices.ContainsFunc(slices.Collect(maps.Values(lookups.gone)), func(g bool) bool { return g }) {
+			t.Error("no path was said absent from the listings kept")
 		}
 	}
 }

@@ -375,7 +375,7 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		// Most of the default list is absent: one stat says so, where
 		// EvalSymlinks would lstat each component.
 		if lookups.absent(d) || !exists(d) {
-			if l := realLater(d, resolved); l != "" && !inRoots(l) {
+			if l := realLater(d, resolved, lookups); l != "" && !inRoots(l) {
 				later = append(later, l)
 			}
 			continue
@@ -1140,8 +1140,8 @@ func exists(path string) bool {
 // not made yet: what is made is dotfiles/netrc, red team 18), to at most
 // 40 links; "" when p has a "..", a file stands on its way, or the links
 // do not end. resolved keeps the folders resolved so far ("" for one
-// absent).
-func realLater(p string, resolved map[string]string) string {
+// absent). lookups spares the lookups of names its listings say absent.
+func realLater(p string, resolved map[string]string, lookups *absence) string {
 	for range 40 {
 		if slices.Contains(strings.Split(p, "/"), "..") {
 			return ""
@@ -1151,6 +1151,10 @@ func realLater(p string, resolved map[string]string) string {
 		var real string
 		for {
 			r, ok := resolved[dir]
+			if !ok && lookups.absent(dir) {
+				ok = true // r = "": absent
+				resolved[dir] = r
+			}
 			if !ok {
 				if e, err := filepath.EvalSymlinks(dir); err == nil {
 					r = e
@@ -1175,6 +1179,9 @@ func realLater(p string, resolved map[string]string) string {
 		// real exists and its entry rest's first name does not lead to
 		// a folder: a dangling link leads on, else that is where.
 		first, after, _ := strings.Cut(rest, "/")
+		if lookups.absent(filepath.Join(real, first)) {
+			return filepath.Join(real, rest) // no link there either
+		}
 		target, err := os.Readlink(filepath.Join(real, first))
 		if err != nil {
 			return filepath.Join(real, rest)

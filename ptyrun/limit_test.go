@@ -87,6 +87,7 @@ func TestProcessLimitUnderLimit(t *testing.T) {
 	if st := p.ExitStatus(); st.Code != 4 || !strings.Contains(out.String(), "a") || p.ForksRefused() != 0 {
 		t.Fatalf("status %v, refused %d, output %q", st, p.ForksRefused(), out.String())
 	}
+	<-p.removed // the cgroup goes after the answer (see Spec.Pending)
 	if left := sessionCgroups(t); len(left) != 0 {
 		t.Fatalf("cgroup left after exit: %v", left)
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -687,6 +688,11 @@ func (p *Process) wait() {
 	}
 	tracepoint.Mark("session: output drained")
 	close(p.done)
+	// The answer first: what follows (a cgroup removed, the last hold
+	// on the session's mount namespace let go, which unmounts its copy of
+	// every mount) takes a hundred microseconds or more in the kernel,
+	// while the caller woken by done would wait on this P behind it.
+	runtime.Gosched()
 	// The cgroup is removed after the answer: its removal can wait for
 	// a grace period behind a preparation (see Forker.Refill).
 	if p.limit != nil {

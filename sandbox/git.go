@@ -595,12 +595,15 @@ func lastValue(entries []gitEntry, key string) string {
 	return v
 }
 
+// isGitTrue: git may take v for true — anything but its spellings of
+// false (git also reads a number, "2" or "1k", as true): used where
+// taking a setting for on reads more, never less.
 func isGitTrue(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "true", "yes", "on", "1":
-		return true
+	case "false", "no", "off", "0", "":
+		return false
 	}
-	return false
+	return true
 }
 
 // gitRoots are the gitdirs outside the writable roots that a writable

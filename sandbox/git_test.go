@@ -743,3 +743,67 @@ func TestGitStateEverydayQuiet(t *testing.T) {
 		}
 	}
 }
+
+// TestParseGitConfigAsGit: what git reads is what the survey reads —
+// a byte order mark skipped and a variable after a header on its line
+// (red team 22 hid "[core] fsmonitor" so), \b a backspace byte (red team
+// 22 made a command read as the boolean 1), blanks one space each — and
+// where git refuses a file the survey says so with a noteworthy entry.
+func TestParseGitConfigAsGit(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want []gitEntry
+	}{
+		{"\xef\xbb\xbf[core] fsmonitor = ./evil.sh\n", []gitEntry{{"core.fsmonitor", "./evil.sh"}}},
+		{"[core]\n\tfsmonitor = \"1;sh evil.sh #\\b\\b\"\n", []gitEntry{{"core.fsmonitor", "1;sh evil.sh #\b\b"}}},
+		{"[core]\n\tpager = a\t\tb  \n", []gitEntry{{"core.pager", "a  b"}}},
+		{"[core]\n\tpager = a\\\n b\r\n[x \"Y z\"]\nk\n", []gitEntry{{"core.pager", "a b"}, {"x.Y z.k", "true"}}},
+		{"[core]\n\tpager = \"a\\qb\"\n", []gitEntry{{unparsedKey, ""}}},
+		{"[core]\n\tpager = \"open\n", []gitEntry{{unparsedKey, ""}}},
+		{"[core ]\n\tpager = x\n", []gitEntry{{unparsedKey, ""}}},
+		{"[core]\n\t1pager = x\n", []gitEntry{{unparsedKey, ""}}},
+		{"pager = x\n", []gitEntry{{unparsedKey, ""}}},
+	} {
+		got := parseGitConfig(c.text)
+		ok := len(got) == len(c.want)
+		for i := 0; ok && i < len(got); i++ {
+			ok = got[i].key == c.want[i].key && (c.want[i].key == unparsedKey || got[i].value == c.want[i].value)
+		}
+		if !ok {
+			t.Errorf("%q: got %q, want %q", c.text, got, c.want)
+		}
+	}
+	if !noteworthy("core.fsmonitor", "1;sh evil.sh #\b\b") || !noteworthy("core.fsmonitor", " true") || !noteworthy(unparsedKey, "") {
+		t.Error("a value git takes for a command, or a file git may read otherwise, is not noteworthy")
+	}
+}
+
+// TestHarmlessKeysExact: a setting is harmless by its exact name, never
+// by its section (red team 22: git 2.42 added gc.recentObjectsHook), and
+// every setting that may hold a URL is harmless only with a remote's
+// name, a path or a URL of a transport git carries itself.
+func TestHarmlessKeysExact(t *testing.T) {
+	for kv, want := range map[[2]string]bool{
+		{"gc.recentobjectshook", "sh evil.sh"}:             true,
+		{"maintenance.somethingnew", "x"}:                  true,
+		{"color.somethingnew.command", "sh"}:               true,
+		{"advice.detachedhead", "false"}:                   false,
+		{"advice.detachedhead", "sh evil.sh"}:              true,
+		{"branch.main.remote", "origin"}:                   false,
+		{"branch.main.remote", "ext::sh -c evil"}:          true,
+		{"branch.main.pushremote", "evil://x/y"}:           true,
+		{"extensions.partialclone", "origin"}:              false,
+		{"extensions.partialclone", "x::y"}:                true,
+		{"remote.origin.url", "https://example.com/x.git"}: false,
+		{"remote.origin.url", "git@example.com:x/y.git"}:   false,
+		{"remote.origin.url", "/srv/repo.git"}:             false,
+		{"remote.origin.url", "evil://x"}:                  true,
+		{"submodule.lib.url", "../lib\x08"}:                true,
+		{"submodule.lib.update", "rebase"}:                 false,
+		{"submodule.lib.update", "!sh evil.sh"}:            true,
+	} {
+		if got := noteworthy(kv[0], kv[1]); got != want {
+			t.Errorf("noteworthy(%s = %q) = %v", kv[0], kv[1], got)
+		}
+	}
+}

@@ -42,151 +42,226 @@ func readGitConfig(path string) []gitEntry {
 	return parseGitConfig(string(b))
 }
 
-// parseGitConfig reads git's configuration syntax leniently: section
-// headers ([core], [remote "origin"], the older [branch.main]),
-// variables with or without a value, double quotes, backslash escapes and
-// continuation lines, and # or ; comments. What it cannot read is
-// skipped, as git itself would refuse the file.
+// parseGitConfig reads git's configuration syntax as git's own parser
+// (config.c) reads it: a byte order mark at the start skipped; section
+// headers ([core], [remote "origin"], the older [branch.main], a variable
+// after one on the same line); variables with or without a value; double
+// quotes; the escapes \n, \t, \b (a backspace byte, not an erasure: red
+// team 22 made "1;sh evil.sh #\b…\b" read as the boolean 1), \\ and \";
+// continuation lines; # and ; comments; every other blank (C's isspace) of
+// a value outside quotes one space, none at its ends. Where git refuses
+// the file (a line it cannot read, an unknown escape, a quote left open),
+// what was read is returned with unparsedKey, which is noteworthy: what
+// git makes of it is never guessed (red team 22 hid "[core] fsmonitor"
+// behind a byte order mark the skipped line swallowed).
 func parseGitConfig(text string) []gitEntry {
+	r := configReader{s: text}
+	if strings.HasPrefix(text, "\xef\xbb\xbf") {
+		r.i = 3
+	}
 	var out []gitEntry
 	section := ""
-	for i := 0; i < len(text); {
-		// Skip blank space and comments between items.
-		c := text[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
-			i++
-			continue
-		case c == '#' || c == ';':
-			for i < len(text) && text[i] != '\n' {
-				i++
-			}
-			continue
-		case c == '[':
-			end := strings.IndexByte(text[i:], ']')
-			if end < 0 {
-				return out
-			}
-			section = parseSection(text[i+1 : i+end])
-			i += end + 1
-			continue
-		}
-		// A variable: a name, then optionally "= value".
-		start := i
-		for i < len(text) && (isAlnum(text[i]) || text[i] == '-') {
-			i++
-		}
-		name := strings.ToLower(text[start:i])
-		if name == "" {
-			// Not a name: skip the line.
-			for i < len(text) && text[i] != '\n' {
-				i++
-			}
-			continue
-		}
-		for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
-			i++
-		}
-		value := "true"
-		if i < len(text) && text[i] == '=' {
-			i++
-			value, i = parseValue(text, i)
-		} else {
-			for i < len(text) && text[i] != '\n' {
-				i++
-			}
-		}
-		if section != "" {
-			out = append(out, gitEntry{key: section + "." + name, value: value})
-		}
+	refused := func() []gitEntry {
+		return append(out, gitEntry{unparsedKey, "git's reading of this file may differ from the survey's (git may refuse it)"})
 	}
-	return out
-}
-
-// parseSection turns a header's inside into "section" or
-// "section.subsection"; "" for a header with no section name (git
-// refuses ["x"], and no key of git's starts with a dot).
-func parseSection(h string) string {
-	h = strings.TrimSpace(h)
-	if h == "" || h[0] == '.' || h[0] == '"' {
-		return ""
-	}
-	if q := strings.IndexByte(h, '"'); q >= 0 {
-		name := strings.ToLower(strings.TrimSpace(h[:q]))
-		var sub strings.Builder
-		for j := q + 1; j < len(h); j++ {
-			if h[j] == '\\' && j+1 < len(h) {
-				j++
-				sub.WriteByte(h[j])
-				continue
-			}
-			if h[j] == '"' {
-				break
-			}
-			sub.WriteByte(h[j])
-		}
-		return name + "." + sub.String()
-	}
-	// [section.subsection] is the older spelling, lowercased whole.
-	return strings.ToLower(h)
-}
-
-// parseValue reads a value from text[i:] to the end of its line (or of
-// its continuation lines) and returns it with the index after it.
-func parseValue(text string, i int) (string, int) {
-	var b strings.Builder
-	quoted := false
-	pending := "" // blank space kept only if more of the value follows
-	for i < len(text) {
-		c := text[i]
+	comment := false
+	for {
+		c, eof := r.next()
 		switch {
 		case c == '\n':
-			return b.String(), i + 1
-		case !quoted && (c == '#' || c == ';'):
-			for i < len(text) && text[i] != '\n' {
-				i++
+			if eof {
+				return out
 			}
-			return b.String(), i
-		case c == '"':
-			quoted = !quoted
-			b.WriteString(pending)
-			pending = ""
-		case c == '\\' && i+1 < len(text):
-			i++
-			b.WriteString(pending)
-			pending = ""
-			switch text[i] {
-			case '\n':
-				// a continuation line
-			case '\r':
-				if i+1 < len(text) && text[i+1] == '\n' {
-					i++
-				}
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			case 'b':
-				s := b.String()
-				if s != "" {
-					b.Reset()
-					b.WriteString(s[:len(s)-1])
-				}
-			default:
-				b.WriteByte(text[i])
+			comment = false
+			continue
+		case comment || isSpace(c):
+			continue
+		case c == '#' || c == ';':
+			comment = true
+			continue
+		case c == '[':
+			h, ok := r.header()
+			if !ok {
+				return refused()
 			}
-		case !quoted && (c == ' ' || c == '\t' || c == '\r'):
+			section = h
+			continue
+		case !isAlpha(c):
+			return refused()
+		}
+		name, value, ok := r.variable(c)
+		if !ok || section == "" {
+			return refused()
+		}
+		out = append(out, gitEntry{key: section + "." + name, value: value})
+	}
+}
+
+// unparsedKey is the entry that stands for what parseGitConfig could not
+// read as git does (see there); it is always noteworthy.
+const unparsedKey = "unified-exec.unparsed"
+
+// configReader reads a configuration file's text as git's get_next_char
+// does: a CR before a LF is dropped, and the end reads as a LF.
+type configReader struct {
+	s string
+	i int
+}
+
+func (r *configReader) next() (c byte, eof bool) {
+	if r.i >= len(r.s) {
+		return '\n', true
+	}
+	c = r.s[r.i]
+	r.i++
+	if c == '\r' && r.i < len(r.s) && r.s[r.i] == '\n' {
+		r.i++
+		c = '\n'
+	}
+	return c, false
+}
+
+// header reads a section header after its "[": "section" (lower case;
+// the older [section.sub] is lower case whole) or "section.sub" for
+// [section "sub"] (the subsection as written); ok is false where git
+// refuses it.
+func (r *configReader) header() (string, bool) {
+	var name strings.Builder
+	for {
+		c, eof := r.next()
+		switch {
+		case eof:
+			return "", false
+		case c == ']':
+			// No key of git's starts with a dot: one that would is
+			// refused here, and so noteworthy.
+			h := name.String()
+			return h, h != "" && h[0] != '.'
+
+		case isSpace(c):
+			return r.subsection(&name, c)
+		case !isAlnum(c) && c != '-' && c != '.':
+			return "", false
+		}
+		name.WriteByte(lower(c))
+	}
+}
+
+// subsection reads the rest of [section "sub"] after the blank c.
+func (r *configReader) subsection(name *strings.Builder, c byte) (string, bool) {
+	for isSpace(c) {
+		if c == '\n' {
+			return "", false
+		}
+		c, _ = r.next()
+	}
+	if c != '"' || name.Len() == 0 {
+		return "", false
+	}
+	name.WriteByte('.')
+	for {
+		c, _ = r.next()
+		if c == '\n' {
+			return "", false
+		}
+		if c == '"' {
+			break
+		}
+		if c == '\\' {
+			if c, _ = r.next(); c == '\n' {
+				return "", false
+			}
+		}
+		name.WriteByte(c)
+	}
+	c, _ = r.next()
+	return name.String(), c == ']'
+}
+
+// variable reads a variable whose name starts with first: its name (lower
+// case) and its value ("true" for one with none, as git takes it).
+func (r *configReader) variable(first byte) (name, value string, ok bool) {
+	var b strings.Builder
+	b.WriteByte(lower(first))
+	c, eof := r.next()
+	for !eof && (isAlnum(c) || c == '-') {
+		b.WriteByte(lower(c))
+		c, eof = r.next()
+	}
+	for c == ' ' || c == '\t' {
+		c, _ = r.next()
+	}
+	if c == '\n' {
+		return b.String(), "true", true
+	}
+	if c != '=' {
+		return "", "", false
+	}
+	value, ok = r.value()
+	return b.String(), value, ok
+}
+
+// value reads a value after its "=", to the end of its line (or of its
+// continuation lines), as git's parse_value does.
+func (r *configReader) value() (string, bool) {
+	var b strings.Builder
+	quoted, comment, spaces := false, false, 0
+	for {
+		c, _ := r.next()
+		switch {
+		case c == '\n':
+			return b.String(), !quoted
+		case comment:
+			continue
+		case isSpace(c) && !quoted:
 			if b.Len() > 0 {
-				pending += string(c)
+				spaces++
 			}
+			continue
+		case !quoted && (c == '#' || c == ';'):
+			comment = true
+			continue
+		}
+		for ; spaces > 0; spaces-- {
+			b.WriteByte(' ')
+		}
+		switch c {
+		case '\\':
+			c, _ = r.next()
+			switch c {
+			case '\n':
+				continue // a continuation line
+			case 't':
+				c = '\t'
+			case 'b':
+				c = '\b'
+			case 'n':
+				c = '\n'
+			case '\\', '"':
+			default:
+				return "", false // git refuses an unknown escape
+			}
+			b.WriteByte(c)
+		case '"':
+			quoted = !quoted
 		default:
-			b.WriteString(pending)
-			pending = ""
 			b.WriteByte(c)
 		}
-		i++
 	}
-	return b.String(), i
+}
+
+// isSpace is C's isspace in the C locale.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 func isAlnum(c byte) bool {
@@ -215,7 +290,7 @@ func splitKey(key string) (section, sub, name string) {
 // core.alternateRefsCommand, none listed), and git adds more: what is not
 // known harmless is told.
 func noteworthy(key, value string) bool {
-	return key == tooLargeKey || !harmlessGitKey(key, value)
+	return key == tooLargeKey || key == unparsedKey || !harmlessGitKey(key, value)
 }
 
 // harmlessGitKey reports whether key = value is one of the settings git
@@ -235,7 +310,7 @@ func harmlessGitKey(key, value string) bool {
 			"core.trustctime", "core.sparsecheckout", "core.sparsecheckoutcone", "core.fscache",
 			"core.longpaths", "core.compression", "core.loosecompression", "core.bigfilethreshold",
 			"core.whitespace", "core.fsmonitorhookversion",
-			"extensions.objectformat", "extensions.worktreeconfig", "extensions.partialclone",
+			"extensions.objectformat", "extensions.worktreeconfig",
 			"user.name", "user.email", "user.signingkey", "user.useconfigonly",
 			"author.name", "author.email", "committer.name", "committer.email",
 			"init.defaultbranch", "pull.rebase", "pull.ff",
@@ -249,29 +324,30 @@ func harmlessGitKey(key, value string) bool {
 			"merge.conflictstyle", "merge.ff", "merge.renamelimit", "merge.log",
 			"rebase.autostash", "rebase.autosquash", "rebase.updaterefs",
 			"commit.verbose", "commit.cleanup", "tag.sort", "worktree.guessremote",
-			"lfs.repositoryformatversion", "color.ui", "i18n.commitencoding", "i18n.logoutputencoding":
+			"lfs.repositoryformatversion", "i18n.commitencoding", "i18n.logoutputencoding",
+			"gc.auto", "gc.autodetach", "gc.autopacklimit", "gc.pruneexpire", "gc.reflogexpire",
+			"gc.reflogexpireunreachable", "gc.worktreepruneexpire", "gc.writecommitgraph",
+			"gc.bigpackthreshold", "gc.packrefs", "gc.cruftpacks", "maintenance.auto", "maintenance.strategy", "maintenance.repo",
+			"color.ui", "color.branch", "color.diff", "color.status", "color.decorate", "color.grep",
+			"color.interactive", "color.pager", "color.showbranch", "color.push", "color.remote", "color.advice":
 			return true
 		case "core.fsmonitor":
 			return isGitBool(value) // the built-in daemon: git itself
+		case "extensions.partialclone":
+			return plainRemote(value) // a remote's name, or a URL
 		}
-		switch section {
-		case "gc", "maintenance", "advice", "color":
-			return true // git's own housekeeping, and how it shows things
-		}
-		return false
+		// Hints on and off; git adds more, all booleans.
+		return section == "advice" && isGitBool(value)
 	}
 	switch section + "." + name {
-	case "branch.remote", "branch.merge", "branch.rebase", "branch.description", "branch.pushremote",
+	case "branch.merge", "branch.rebase", "branch.description",
 		"remote.fetch", "remote.push", "remote.tagopt", "remote.prune", "remote.prunetags", "remote.mirror",
 		"remote.skipfetchall", "remote.skipdefaultupdate", "remote.promisor", "remote.partialclonefilter",
 		"submodule.active", "submodule.branch", "submodule.fetchrecursesubmodules", "submodule.ignore",
-		"submodule.shallow", "maintenance.enabled", "maintenance.schedule", "color.branch", "color.diff",
-		"color.status", "color.decorate", "color.grep", "color.interactive":
+		"submodule.shallow", "maintenance.enabled", "maintenance.schedule":
 		return true
-	case "remote.url", "remote.pushurl", "submodule.url":
-		// A transport's name before "::" runs git-remote-<name> (ext::
-		// runs the rest as a command line).
-		return !strings.Contains(value, "::")
+	case "remote.url", "remote.pushurl", "submodule.url", "branch.remote", "branch.pushremote":
+		return plainRemote(value) // a branch's remote may be a URL too
 	case "submodule.update":
 		switch strings.ToLower(strings.TrimSpace(value)) {
 		case "checkout", "rebase", "merge", "none":
@@ -281,9 +357,30 @@ func harmlessGitKey(key, value string) bool {
 	return false
 }
 
+// plainRemote: v is a remote's name, a path, or a URL of a transport git
+// carries itself. A transport's name before "::" runs git-remote-<name>
+// (ext:: runs the rest as a command line), and so does a scheme git does
+// not know before "://".
+func plainRemote(v string) bool {
+	if strings.Contains(v, "::") || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return false
+	}
+	scheme, _, found := strings.Cut(v, "://")
+	if !found {
+		return true
+	}
+	switch strings.ToLower(scheme) {
+	case "http", "https", "ssh", "git", "file", "ftp", "ftps", "git+ssh", "ssh+git":
+		return true
+	}
+	return false
+}
+
 // isGitBool reports whether v is one of git's boolean spellings.
+// Exactly: a value with blanks or control bytes around the word is no
+// boolean to git (it runs " true" as a hook command).
 func isGitBool(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
+	switch strings.ToLower(v) {
 	case "", "true", "false", "yes", "no", "on", "off", "1", "0":
 		return true
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,21 +29,23 @@ import (
 // of its own (git takes the shared entry's): when such an entry is a
 // submodule, every name of the shared index is a candidate (red team 19
 // hid a submodule so), and the caller looks for a populated one there.
-func gitlinks(gitdir string, hashSize int) (links []string, ok bool) {
+// sparse are the folders a sparse index folds (see parsedIndex.sparse).
+func gitlinks(gitdir string, hashSize int) (links, sparse []string, ok bool) {
 	main := indexGitlinks(filepath.Join(gitdir, "index"), hashSize)
 	if !main.ok {
-		return main.links, false
+		return main.links, main.sparse, false
 	}
-	links = main.links
+	links, sparse = main.links, main.sparse
 	if main.shared == "" {
-		return links, !main.anonymous
+		return links, sparse, !main.anonymous
 	}
 	shared := indexGitlinks(filepath.Join(gitdir, "sharedindex."+main.shared), hashSize)
 	links = append(links, shared.links...)
+	sparse = append(sparse, shared.sparse...)
 	if main.anonymous {
 		links = append(links, shared.names...)
 	}
-	return links, shared.ok
+	return links, sparse, shared.ok
 }
 
 // followGitlinks adds to f the submodules the indexes of the
@@ -50,25 +53,14 @@ func gitlinks(gitdir string, hashSize int) (links []string, ok bool) {
 // populated one (its .git there) is a repository git enters. At most
 // maxGitlinks are followed; past that the work tree counts as truncated.
 func (f *gitFound) followGitlinks() {
-	type repo struct{ gitdir, tree string }
-	var queue []repo
 	seen := map[string]bool{}
-	for _, d := range f.dotGitDirs {
-		queue = append(queue, repo{d[0], d[1]})
-		seen[d[1]] = true
-	}
-	for _, p := range append(slices.Clone(f.pointers), f.links...) {
-		seen[filepath.Dir(p)] = true
-		if g := gitdirOf(p); g != "" {
-			queue = append(queue, repo{g, filepath.Dir(p)})
-		}
-	}
+	queue := f.reposSince(foundCount{}, seen)
 	followed := 0
 	for len(queue) > 0 {
 		r := queue[0]
 		queue = queue[1:]
 		hash, worktree := gitdirSettings(r.gitdir)
-		links, ok := gitlinks(r.gitdir, hash)
+		links, sparse, ok := gitlinks(r.gitdir, hash)
 		if !ok {
 			f.unreadIndexes = append(f.unreadIndexes, r.tree)
 		}
@@ -78,6 +70,27 @@ func (f *gitFound) followGitlinks() {
 		trees := []string{r.tree}
 		if worktree != "" && worktree != r.tree {
 			trees = append(trees, worktree)
+		}
+		// A folder a sparse index folds is unfolded by git from a tree
+		// object, submodules and all (red team 22 hid one in
+		// node_modules/ so): where the folder is there (a sparse
+		// checkout leaves it out), it is searched whole, to the bound.
+		for _, dir := range sparse {
+			for _, top := range trees {
+				p := filepath.Join(top, dir)
+				if !within(p, top) || seen[p] {
+					continue
+				}
+				seen[p] = true
+				if _, err := os.Lstat(p); err != nil {
+					continue
+				}
+				n := f.count()
+				if !f.search(p, math.MaxInt, GitScanDirs, nil, false) {
+					f.truncated = append(f.truncated, p)
+				}
+				queue = append(queue, f.reposSince(n, seen)...)
+			}
 		}
 		for _, name := range links {
 			for _, top := range trees {
@@ -103,11 +116,38 @@ func (f *gitFound) followGitlinks() {
 					f.pointers = append(f.pointers, dotgit)
 				}
 				if g := gitdirOf(dotgit); g != "" {
-					queue = append(queue, repo{g, tree})
+					queue = append(queue, gitRepo{g, tree})
 				}
 			}
 		}
 	}
+}
+
+// gitRepo is a gitdir and its work tree.
+type gitRepo struct{ gitdir, tree string }
+
+// foundCount is how much a gitFound holds of the repositories it found.
+type foundCount struct{ dirs, pointers, links int }
+
+func (f *gitFound) count() foundCount {
+	return foundCount{len(f.dotGitDirs), len(f.pointers), len(f.links)}
+}
+
+// reposSince are the repositories f found after it held n (their work
+// trees marked seen): .git folders, and what .git files and links name.
+func (f *gitFound) reposSince(n foundCount, seen map[string]bool) []gitRepo {
+	var repos []gitRepo
+	for _, d := range f.dotGitDirs[n.dirs:] {
+		repos = append(repos, gitRepo{d[0], d[1]})
+		seen[d[1]] = true
+	}
+	for _, p := range append(slices.Clone(f.pointers[n.pointers:]), f.links[n.links:]...) {
+		seen[filepath.Dir(p)] = true
+		if g := gitdirOf(p); g != "" {
+			repos = append(repos, gitRepo{g, filepath.Dir(p)})
+		}
+	}
+	return repos
 }
 
 // maxGitlinks bounds the submodules followGitlinks follows in a survey.
@@ -200,6 +240,10 @@ type parsedIndex struct {
 	names     []string
 	shared    string
 	anonymous bool
+	// sparse are the folders a sparse index folds into one entry each
+	// (mode 040000, "dir/"): git unfolds them from the tree they name,
+	// which the survey does not read, and enters a submodule there.
+	sparse []string
 	// ok: read to its end as git reads it (an index it could not, or
 	// past maxIndex, is reported: what it records is unknown).
 	ok bool
@@ -370,6 +414,9 @@ func (r *indexReader) entries(off int, count uint32) (int, bool) {
 			path = path[:i]
 		}
 		gitlink := mode&0o170000 == 0o160000
+		if mode&0o170000 == 0o040000 {
+			r.idx.sparse = append(r.idx.sparse, strings.TrimSuffix(string(path), "/"))
+		}
 		switch {
 		case gitlink && len(path) == 0:
 			r.idx.anonymous = true

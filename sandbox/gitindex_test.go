@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -383,4 +385,55 @@ func FuzzParseIndex(f *testing.F) {
 			}
 		}
 	})
+}
+
+// sparseIndexWorkspace makes, in ws, red team 22's sparse index: its
+// entry node_modules/ (a folded folder) names a tree that holds the
+// submodule node_modules/pkg, which is populated (another commit); git
+// unfolds the entry from the tree and enters the submodule.
+func sparseIndexWorkspace(t *testing.T, ws string) {
+	t.Helper()
+	src := t.TempDir()
+	out := shell(t, ws, `S=`+src+`
+git -C $S init -q && echo x>$S/f && git -C $S add f && git -C $S commit -qm m && echo y>>$S/f && git -C $S commit -qam m2
+git init -q . && mkdir -p src && echo s>src/a && git add src
+git update-index --add --cacheinfo 160000,$(git -C $S rev-parse HEAD),node_modules/pkg && git commit -qm top
+git rev-parse HEAD:node_modules
+git rm -q --cached node_modules/pkg && mkdir -p node_modules && echo z > node_modules/z && git add node_modules/z && git commit -qm two
+git rev-parse HEAD:node_modules
+git config index.sparse true && git sparse-checkout set --cone src 2>/dev/null`)
+	trees := strings.Fields(out)
+	if len(trees) != 2 {
+		t.Fatalf("trees: %q", out)
+	}
+	with, without := trees[0], trees[1]
+	idx := filepath.Join(ws, ".git/index")
+	b, err := os.ReadFile(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := hex.DecodeString(with)
+	wo, _ := hex.DecodeString(without)
+	if !bytes.Contains(b, wo) {
+		t.Fatal("the index folds no node_modules/")
+	}
+	b = bytes.Replace(b[:len(b)-20], wo, w, 1)
+	sum := sha1.Sum(b)
+	if err := os.WriteFile(idx, append(b, sum[:]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shell(t, ws, `rm -rf node_modules/pkg node_modules/z
+git clone -q `+src+` node_modules/pkg && git -C node_modules/pkg checkout -q HEAD~1
+git ls-files -s | grep -q '^160000.*node_modules/pkg$'`)
+}
+
+// TestGitlinksUnderSparseFolder: a submodule git unfolds from a sparse
+// index's folded folder is covered.
+func TestGitlinksUnderSparseFolder(t *testing.T) {
+	ws := gitWorkspace(t)
+	sparseIndexWorkspace(t, ws)
+	f := findRepos([]string{ws}, nil, nil)
+	if !slices.ContainsFunc(f.dotGitDirs, func(d [2]string) bool { return d[1] == filepath.Join(ws, "node_modules/pkg") }) {
+		t.Errorf("the submodule in the folded node_modules/ is not covered: %+v", f)
+	}
 }

@@ -326,57 +326,67 @@ type gitFound struct {
 func findRepos(roots, tmp, skip []string) gitFound {
 	var f gitFound
 	dirs.drain()
-	type item struct {
-		path  string
-		depth int
-		via   fileKey // see listDir
-	}
 	for _, root := range roots {
 		maxDepth, maxDirs := GitScanDepth, GitScanDirs
 		if slices.Contains(tmp, root) {
 			maxDepth, maxDirs = GitScanTmpDepth, GitScanTmpDirs
 		}
-		queue := []item{{root, 0, fileKey{}}}
-		read := 0
-		for len(queue) > 0 {
-			it := queue[0]
-			queue = queue[1:]
-			if read == maxDirs {
-				f.truncated = append(f.truncated, root)
-				break
-			}
-			read++
-			l, err := listDir(it.path, it.via)
-			if err != nil {
-				continue
-			}
-			if l.mark&markGitdir != 0 {
-				f.bare = append(f.bare, it.path)
-				continue
-			}
-			dotgit := filepath.Join(it.path, ".git")
-			switch {
-			case l.mark&markDotGitDir != 0:
-				f.dotGitDirs = append(f.dotGitDirs, [2]string{dotgit, it.path})
-			case l.mark&markDotGitFile != 0:
-				f.pointers = append(f.pointers, dotgit)
-			case l.mark&markDotGitLink != 0:
-				f.links = append(f.links, dotgit)
-			}
-			if it.depth == maxDepth {
-				continue
-			}
-			for i, name := range l.subdirs {
-				p := filepath.Join(it.path, name)
-				if gitSkip[name] || containsPath(skip, p) {
-					continue
-				}
-				queue = append(queue, item{p, it.depth + 1, fileKey{dev: l.dev, ino: l.subIno[i]}})
-			}
+		if !f.search(root, maxDepth, maxDirs, skip, true) {
+			f.truncated = append(f.truncated, root)
 		}
 	}
 	f.followGitlinks()
 	return f
+}
+
+// search adds to f the repositories below root, breadth first, at most
+// maxDepth directories down and maxDirs directories read, not entering
+// the directories skip names (nor, with skipNames, those named in
+// gitSkip); false when it stopped at maxDirs.
+func (f *gitFound) search(root string, maxDepth, maxDirs int, skip []string, skipNames bool) bool {
+	type item struct {
+		path  string
+		depth int
+		via   fileKey // see listDir
+	}
+	queue := []item{{root, 0, fileKey{}}}
+	read := 0
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		if read == maxDirs {
+			return false
+		}
+		read++
+		l, err := listDir(it.path, it.via)
+		if err != nil {
+			continue
+		}
+		if l.mark&markGitdir != 0 {
+			f.bare = append(f.bare, it.path)
+			continue
+		}
+		dotgit := filepath.Join(it.path, ".git")
+		switch {
+		case l.mark&markDotGitDir != 0:
+			f.dotGitDirs = append(f.dotGitDirs, [2]string{dotgit, it.path})
+		case l.mark&markDotGitFile != 0:
+			f.pointers = append(f.pointers, dotgit)
+		case l.mark&markDotGitLink != 0:
+			f.links = append(f.links, dotgit)
+		}
+		if it.depth == maxDepth {
+			continue
+		}
+		for i, name := range l.subdirs {
+			p := filepath.Join(it.path, name)
+			if skipNames && gitSkip[name] || containsPath(skip, p) {
+				continue
+			}
+			queue = append(queue, item{p, it.depth + 1, fileKey{dev: l.dev, ino: l.subIno[i]}})
+		}
+	}
+	return true
 }
 
 func containsPath(list []string, p string) bool {

@@ -32,6 +32,9 @@ type gitWatch struct {
 	// check is the host's own (a large tree past the search's bound);
 	// what commands made unchecked since is told after each.
 	baseline sandbox.GitState
+	// partialTold: what the baseline could not check was told (once,
+	// after the first command).
+	partialTold bool
 }
 
 // startGitBaseline takes the state before the first command beside the
@@ -93,14 +96,38 @@ func (o *Orchestrator) gitCheck(ev event) []string {
 	} else {
 		o.git.baseline = st
 	}
+	// What could not be checked before the first command (a large tree
+	// past the search's bound) is the host's own, told once: repositories
+	// there are not checked (red team 22 planted one past the bound of a
+	// workspace that had reached it before any command).
+	var partial []string
+	if !o.git.partialTold {
+		o.git.partialTold = true
+		for _, u := range o.git.baseline.Unchecked(sandbox.GitState{}) {
+			if slices.Contains(st.Unchecked(sandbox.GitState{}), u) {
+				partial = append(partial, u)
+			}
+		}
+	}
 	o.git.known, o.git.taken = st, true
 	o.git.mu.Unlock()
-	if len(news) == 0 {
-		return nil
+	var notes []string
+	if len(partial) > 0 {
+		ev.Event, ev.Git = "git", partial
+		o.audit.write(ev)
+		notes = append(notes, gitPartialNote(partial))
 	}
-	ev.Event, ev.Git = "git", news
-	o.audit.write(ev)
-	return []string{gitNote(news)}
+	if len(news) > 0 {
+		ev.Event, ev.Git = "git", news
+		o.audit.write(ev)
+		notes = append(notes, gitNote(news))
+	}
+	return notes
+}
+
+// gitPartialNote says what the survey could not check from the start.
+func gitPartialNote(partial []string) string {
+	return "Git: the check of the repositories under the writable roots is partial here, as it was before any command ran: " + strings.Join(partial, "; ") + ". A repository there that a command makes or changes is not checked: look at any before running git in it (git add -A records one it finds as a submodule, which git status then enters)."
 }
 
 // gitNote says what appeared, for the model and the person.

@@ -1,12 +1,17 @@
 package orchestrator
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/unified-exec/unified-exec/policy"
+	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
 // hostGitAfter runs sandboxed commands in a fresh workspace (git =
@@ -103,5 +108,41 @@ func TestUncheckedToldAfterEachCommand(t *testing.T) {
 		if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "could not be read as git reads it") }) {
 			t.Errorf("command %d: the unreadable index is not told: %q", i+1, r.Notes)
 		}
+	}
+}
+
+// TestPartialSurveyToldOnce: a workspace whose search stops at its bound
+// before any command (a virtualenv's thousands of folders) is told so
+// once, after the first command: a repository a command makes past the
+// bound is not checked (red team 22 planted one there, untold).
+func TestPartialSurveyToldOnce(t *testing.T) {
+	requireSandbox(t)
+	ws := filepath.Join(t.TempDir(), "ws")
+	for i := range 1100 {
+		if err := os.MkdirAll(filepath.Join(ws, ".venv/lib", fmt.Sprint(i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pol, err := policy.Parse([]byte("[approval]\nmode = \"never\"\n[sandbox]\nmode = \"workspace-write\"\n"), "test-policy.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := New(Config{Policy: pol, Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(o.Close)
+	var told []int
+	for i := range 3 {
+		r, err := o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "true", Login: noLogin}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "is partial here") && strings.Contains(n, "bound") }) {
+			told = append(told, i+1)
+		}
+	}
+	if !slices.Equal(told, []int{1}) {
+		t.Errorf("the bound reached before any command was told after commands %v, want [1]", told)
 	}
 }

@@ -30,6 +30,10 @@ const (
 	GitScanTmpDirs  = 256
 )
 
+// gitScanWide is how many subdirectories of one folder the search reads
+// in its turn; the rest wait until everything else was read.
+const gitScanWide = 64
+
 // gitSkip are the directory names the search does not enter: dependency
 // trees nobody runs git in.
 var gitSkip = map[string]bool{"node_modules": true}
@@ -350,8 +354,17 @@ func (f *gitFound) search(root string, maxDepth, maxDirs int, skip []string, ski
 		via   fileKey // see listDir
 	}
 	queue := []item{{root, 0, fileKey{}}}
+	// later are the subdirectories of wide folders past their first
+	// gitScanWide, read once everything else is: a folder of thousands (a
+	// virtualenv's lib/, a build's output) does not spend the bound the
+	// sources need (red team 22 planted a repository in src/, past a
+	// .venv/lib/ that had spent it).
+	var later []item
 	read := 0
-	for len(queue) > 0 {
+	for len(queue) > 0 || len(later) > 0 {
+		if len(queue) == 0 {
+			queue, later = later, nil
+		}
 		it := queue[0]
 		queue = queue[1:]
 		if read == maxDirs {
@@ -383,7 +396,12 @@ func (f *gitFound) search(root string, maxDepth, maxDirs int, skip []string, ski
 			if skipNames && gitSkip[name] || containsPath(skip, p) {
 				continue
 			}
-			queue = append(queue, item{p, it.depth + 1, fileKey{dev: l.dev, ino: l.subIno[i]}})
+			next := item{p, it.depth + 1, fileKey{dev: l.dev, ino: l.subIno[i]}}
+			if i < gitScanWide {
+				queue = append(queue, next)
+			} else {
+				later = append(later, next)
+			}
 		}
 	}
 	return true

@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/unified-exec/unified-exec/internal/testfs"
@@ -113,5 +115,23 @@ func TestDirCacheMountedOver(t *testing.T) {
 		if len(f.dotGitDirs) < 1 || f.dotGitDirs[0][1] != filepath.Join(ws, "m/proj") {
 			t.Errorf("%s mounted on a kept folder: its .git is missed: %+v", how, f)
 		}
+	}
+}
+
+// TestFindReposWideFolderLast: a folder of thousands of subfolders (a
+// virtualenv's lib/) does not spend the bound before the sources are
+// read: a repository four folders down in src/ is found (red team 22).
+func TestFindReposWideFolderLast(t *testing.T) {
+	ws := t.TempDir()
+	for i := range GitScanDirs + 100 {
+		mkdir(t, fmt.Sprintf("%s/.venv/lib/%d", ws, i))
+	}
+	mkdir(t, ws+"/src/p/q/r/.git")
+	f := findRepos([]string{ws}, nil, nil)
+	if !slices.ContainsFunc(f.dotGitDirs, func(d [2]string) bool { return d[1] == ws+"/src/p/q/r" }) {
+		t.Errorf("the repository in src/ past a wide .venv/lib/ is missed: %+v", f)
+	}
+	if !slices.Equal(f.truncated, []string{ws}) {
+		t.Errorf("the bound was reached and not said: %+v", f.truncated)
 	}
 }

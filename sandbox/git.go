@@ -489,20 +489,29 @@ func (s *gitSurvey) parse(path string) []gitEntry {
 // path followed by thousands of newlines is git's as well: red team 18
 // hid a gitdir so behind a first 4 KiB the survey read alone).
 func readGitdirFile(dotgit string) string {
-	st, err := os.Stat(dotgit)
-	if err != nil || !st.Mode().IsRegular() || st.Size() > maxGitdirFile {
-		return "" // git refuses a larger one too
-	}
-	b, err := os.ReadFile(dotgit)
-	if err != nil {
+	target, err := gitdirFiles.read(dotgit, func(f *os.File) (string, error) {
+		st, err := f.Stat()
+		if err != nil || !st.Mode().IsRegular() || st.Size() > maxGitdirFile {
+			return "", err // git refuses a larger one too
+		}
+		b, err := io.ReadAll(io.LimitReader(f, maxGitdirFile+1))
+		if err != nil || len(b) > maxGitdirFile {
+			return "", err
+		}
+		target, ok := strings.CutPrefix(strings.TrimRight(string(b), "\r\n"), "gitdir:")
+		if !ok {
+			return "", nil
+		}
+		return strings.TrimSpace(target), nil
+	})
+	if err != nil || target == "" {
 		return ""
 	}
-	target, ok := strings.CutPrefix(strings.TrimRight(string(b), "\r\n"), "gitdir:")
-	if !ok {
-		return ""
-	}
-	return resolveFrom(filepath.Dir(dotgit), strings.TrimSpace(target))
+	return resolveFrom(filepath.Dir(dotgit), target)
 }
+
+// gitdirFiles keeps the .git files read (see fileMemo).
+var gitdirFiles fileMemo[string]
 
 // maxGitdirFile is the largest .git file git reads (1 MiB).
 const maxGitdirFile = 1 << 20

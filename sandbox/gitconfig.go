@@ -26,21 +26,26 @@ const tooLargeKey = "unified-exec.unread"
 // maxGitConfig bytes, and tooLargeKey for the rest); nil when it cannot
 // be read.
 func readGitConfig(path string) []gitEntry {
-	f, err := os.Open(path)
+	entries, err := configs.read(path, func(f *os.File) ([]gitEntry, error) {
+		b, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > maxGitConfig {
+			entries := parseGitConfig(string(b[:maxGitConfig]))
+			return append(entries, gitEntry{tooLargeKey, "what this file holds past 8 MiB was not read"}), nil
+		}
+		return parseGitConfig(string(b)), nil
+	})
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
-	if err != nil {
-		return nil
-	}
-	if len(b) > maxGitConfig {
-		entries := parseGitConfig(string(b[:maxGitConfig]))
-		return append(entries, gitEntry{tooLargeKey, "what this file holds past 8 MiB was not read"})
-	}
-	return parseGitConfig(string(b))
+	return entries
 }
+
+// configs keeps the configuration files read (see fileMemo). Callers
+// must not change the entries they get.
+var configs fileMemo[[]gitEntry]
 
 // parseGitConfig reads git's configuration syntax as git's own parser
 // (config.c) reads it: a byte order mark at the start skipped; section

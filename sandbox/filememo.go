@@ -59,7 +59,7 @@ func (c *fileMemo[T]) read(path string, readFile func(*os.File) (T, error)) (T, 
 	if err != nil {
 		return v, err
 	}
-	if key, ok := statKey(fi); ok && readAt.Sub(key.ctime) > racyWindow {
+	if key, ok := statKey(fi); ok && readAt.Sub(key.ctime) > racyWindow && stampedFile(f) {
 		c.mu.Lock()
 		if c.m == nil || len(c.m) >= memoMax {
 			c.m = map[string]memoEntry[T]{}

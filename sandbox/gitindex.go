@@ -278,7 +278,7 @@ func indexGitlinks(path string, hashSize int) parsedIndex {
 		return parsedIndex{}
 	}
 	idx := parseIndex(b, hashSize, strings.HasPrefix(filepath.Base(path), "sharedindex."))
-	if cacheable && readAt.Sub(key.ctime) > racyWindow {
+	if cacheable && readAt.Sub(key.ctime) > racyWindow && stampedFile(f) {
 		indexes.mu.Lock()
 		if len(indexes.m) >= maxGitlinks {
 			clear(indexes.m)

@@ -429,7 +429,11 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	if len(absent) > 0 {
 		plan.Notes = append(plan.Notes, "not protected because absent, and writable if created later: "+strings.Join(absent, ", "))
 	}
-	// Git repositories: every one the host's git may use later.
+	// Git repositories: every one the host's git may use later. The
+	// search runs beside what does not depend on it (the sockets, the
+	// carve of what is readable, the devices): on two cores, the plan
+	// then takes the longer of the two, not their sum.
+	var surveyed chan *gitSurvey
 	if len(roots) > 0 {
 		var denyIn []string
 		for _, d := range plan.DenyRead {
@@ -437,7 +441,28 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 				denyIn = append(denyIn, d)
 			}
 		}
-		s := survey(roots, tmpRoots, denyIn, seeds, home, commit)
+		surveyed = make(chan *gitSurvey, 1) // its goroutine never waits
+		go func() { surveyed <- survey(roots, tmpRoots, denyIn, seeds, home, commit) }()
+	}
+	plan.WritableRoots = outermost(roots)
+	plan.NestedRoots = slices.DeleteFunc(slices.Clone(roots), func(r string) bool { return slices.Contains(plan.WritableRoots, r) })
+
+	// Landlock governs reading an unreadable directory, not connecting to
+	// a socket in it (an agent's in ~/.ssh or ~/.gnupg): those are
+	// covered one by one, so reading there still fails as a denial.
+	sockets, err := serviceSockets(lookups, home, plan.WritableRoots)
+	if err != nil {
+		return Plan{}, err
+	}
+	for _, d := range plan.DenyRead {
+		sockets = append(sockets, socketsUnder(d, maxSocketScan)...)
+	}
+	plan.Sockets = existingSockets(lookups, sockets)
+	plan.Read = carve("/", append(slices.Clip(plan.DenyRead), later...), AccessRead)
+	plan.Devices = planDevices()
+
+	if surveyed != nil {
+		s := <-surveyed
 		protected = append(protected, s.protect...)
 		// Carved without a mount namespace, a repository in /tmp would
 		// leave /tmp unable to take new entries: those are left to the
@@ -469,29 +494,12 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		}
 	}
 	plan.Protected = dedupe(protected)
-	plan.WritableRoots = outermost(roots)
-	plan.NestedRoots = slices.DeleteFunc(slices.Clone(roots), func(r string) bool { return slices.Contains(plan.WritableRoots, r) })
 	for _, d := range plan.DenyRead {
 		if slices.ContainsFunc(plan.WritableRoots, func(r string) bool { return r == d || within(r, d) }) {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("unreadable %s holds a writable root: the writable root stays readable", d))
 		}
 	}
-
-	// Landlock governs reading an unreadable directory, not connecting to
-	// a socket in it (an agent's in ~/.ssh or ~/.gnupg): those are
-	// covered one by one, so reading there still fails as a denial.
-	sockets, err := serviceSockets(lookups, home, plan.WritableRoots)
-	if err != nil {
-		return Plan{}, err
-	}
-	for _, d := range plan.DenyRead {
-		sockets = append(sockets, socketsUnder(d, maxSocketScan)...)
-	}
-	plan.Sockets = existingSockets(lookups, sockets)
-
-	plan.Read = carve("/", append(slices.Clip(plan.DenyRead), later...), AccessRead)
 	plan.carveWrite()
-	plan.Devices = planDevices()
 	if len(plan.DenyRead) > 0 {
 		plan.Notes = append(plan.Notes, "the directories on the way to an unreadable path cannot be listed (say ls / and ls ~), and an entry created in one later (say a new file in ~) is unreadable; their other entries are readable")
 	}

@@ -301,30 +301,58 @@ func (s *gitSurvey) repo(g, w string) {
 		}
 	}
 	// Its submodules' gitdirs (names may hold slashes: modules/lib/x).
-	s.modules(filepath.Join(g, "modules"), 0)
+	s.modules(filepath.Join(g, "modules"))
 }
 
-// modules covers the gitdirs below dir, a modules/ folder.
-func (s *gitSurvey) modules(dir string, depth int) {
-	entries, err := os.ReadDir(dir)
-	if err != nil || depth > 4 {
-		return
+// modules covers the gitdirs below dir, a modules/ folder, at any depth
+// (a submodule's name may hold slashes) and through symbolic links (git
+// submodule update --init takes modules/<name> as it finds it: red team
+// 23 hid a gitdir behind a link, and six names deep); past maxModules
+// entries it stops, and says so.
+func (s *gitSurvey) modules(dir string) {
+	budget := maxModules
+	var walk func(d string, depth int)
+	walk = func(d string, depth int) {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if budget == 0 {
+				s.items["bound "+dir] = "the search of a repository's submodules stopped at its bound here: one past it is not checked"
+				return
+			}
+			budget--
+			p := filepath.Join(d, e.Name())
+			if st, err := os.Stat(p); err != nil || !st.IsDir() {
+				continue
+			}
+			if e.Type()&os.ModeSymlink != 0 {
+				real, err := filepath.EvalSymlinks(p)
+				if err != nil {
+					continue
+				}
+				s.items[p+" points to"] = real
+				if looksLikeGitdir(real) {
+					s.repo(real, "")
+					continue
+				}
+				p = real
+			} else if looksLikeGitdir(p) {
+				s.repo(p, "")
+				continue
+			}
+			if depth < maxModulesDepth {
+				walk(p, depth+1)
+			}
+		}
 	}
-	for i, e := range entries {
-		if i == 256 {
-			break
-		}
-		if !e.IsDir() {
-			continue
-		}
-		p := filepath.Join(dir, e.Name())
-		if looksLikeGitdir(p) {
-			s.repo(p, "")
-		} else {
-			s.modules(p, depth+1)
-		}
-	}
+	walk(dir, 0)
 }
+
+// maxModules bounds the entries of one modules/ folder read, at every
+// depth; maxModulesDepth how deep (a loop of links ends there).
+const (
+	maxModules      = 4096
+	maxModulesDepth = 64
+)
 
 // configs covers what the configuration of gitdir g (common directory
 // common, work tree w) names: the directory core.hooksPath names, the
@@ -532,7 +560,10 @@ func readLine(path string) string {
 // looksLikeGitdir reports whether dir holds a HEAD and objects/ (or a
 // commondir file, for a worktree's gitdir).
 func looksLikeGitdir(dir string) bool {
-	if st, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil || !st.Mode().IsRegular() {
+	// HEAD looked at itself, as git does: a symbolic link naming
+	// refs/heads/x whose ref is only in packed-refs leads nowhere, and is
+	// a HEAD to git (red team 23 hid a submodule's gitdir so).
+	if st, err := os.Lstat(filepath.Join(dir, "HEAD")); err != nil || !st.Mode().IsRegular() && st.Mode()&os.ModeSymlink == 0 {
 		return false
 	}
 	if isDir(filepath.Join(dir, "objects")) {

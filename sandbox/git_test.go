@@ -96,9 +96,9 @@ func TestCompileGit(t *testing.T) {
 	g := newGitTree(t)
 	g.repo(t, "")
 	g.repo(t, "a/b/nested")
-	g.repo(t, "1/2/3/4")           // depth 4: found
-	g.repo(t, "1/2/3/4/5/toodeep") // depth 6: beyond the bound
-	g.repo(t, "node_modules/dep")  // not entered
+	g.repo(t, "1/2/3/4")          // depth 4: found
+	g.repo(t, "1/2/3/4/5/deeper") // depth 6: found too (the bound is the folders read)
+	g.repo(t, "node_modules/dep") // not entered
 	mkdir(t, g.ws+"/remote.git")
 	g.git(t, "remote.git", "init", "-q", "--bare")
 	g.repo(t, "../lib")
@@ -125,7 +125,7 @@ func TestCompileGit(t *testing.T) {
 		ws + "/.git/worktrees/wt/commondir", ws + "/.git/worktrees/wt/gitdir",
 		ws + "/sub/.git", ws + "/wt/.git",
 		ws + "/a/b/nested/.git/hooks", ws + "/a/b/nested/.git/config",
-		ws + "/1/2/3/4/.git/hooks",
+		ws + "/1/2/3/4/.git/hooks", ws + "/1/2/3/4/5/deeper/.git/hooks",
 		ws + "/remote.git/hooks", ws + "/remote.git/config",
 		ws + "/.husky", ws + "/wt/.husky",
 		ws + "/tools/fsmonitor.sh", ws + "/tools/lint.sh", ws + "/tools/clean.sh",
@@ -136,7 +136,7 @@ func TestCompileGit(t *testing.T) {
 			t.Errorf("%s is not protected", p)
 		}
 	}
-	for _, p := range []string{ws + "/1/2/3/4/5/toodeep/.git/hooks", ws + "/node_modules/dep/.git/hooks", ws + "/tools/other.sh", ws + "/.git/index", ws + "/.git", ws + "/sub/.husky"} {
+	for _, p := range []string{ws + "/node_modules/dep/.git/hooks", ws + "/tools/other.sh", ws + "/.git/index", ws + "/.git", ws + "/sub/.husky"} {
 		if slices.Contains(plan.Protected, p) {
 			t.Errorf("%s is protected", p)
 		}
@@ -540,7 +540,7 @@ func TestParseGitConfig(t *testing.T) {
 	}
 	for key, runs := range map[string]bool{
 		"core.hookspath": true, "core.sshcommand": true, "core.fsmonitor": true, "alias.st": true,
-		"alias.lg": true, "filter.lfs.clean": true, "remote.Origin.url": false, "diff.x.textconv": true,
+		"alias.lg": true, "filter.lfs.clean": true, "remote.Origin.url": true /* x: a path here */, "diff.x.textconv": true,
 		"credential.helper": true, "user.name": false, "include.path": true,
 	} {
 		v := "x"
@@ -720,8 +720,15 @@ func TestGitStateEverydayQuiet(t *testing.T) {
 	g.git(t, "app", "sparse-checkout", "init", "--cone")
 	g.git(t, "app", "maintenance", "register")
 	g.git(t, "", "clone", "-q", "--recurse-submodules", g.ws+"/app", "copy")
-	if news := watch().Since(before); len(news) != 0 {
-		t.Fatalf("everyday work, and: %v", news)
+	// Here the submodule and the clone come from this machine: their
+	// remotes are told (a push there runs that repository's hooks), and
+	// nothing else is.
+	want := []string{
+		g.ws + "/app/.git/modules/vendor/lib/config: remote.origin.url = " + g.ws + "/lib",
+		g.ws + "/copy/.git/config: remote.origin.url = " + g.ws + "/app",
+	}
+	if news := watch().Since(before); !slices.Equal(news, want) {
+		t.Fatalf("everyday work, and: %q", news)
 	}
 	before = watch()
 	for _, kv := range [][2]string{
@@ -763,6 +770,11 @@ func TestParseGitConfigAsGit(t *testing.T) {
 		{"[core ]\n\tpager = x\n", []gitEntry{{unparsedKey, ""}}},
 		{"[core]\n\t1pager = x\n", []gitEntry{{unparsedKey, ""}}},
 		{"pager = x\n", []gitEntry{{unparsedKey, ""}}},
+		// red team 23: git's keys and values are C strings, and its
+		// blanks are space, tab, CR and LF only.
+		{"[remote \"origin.uploadpack\x00\"]\n\tfetch = sh evil.sh\n", []gitEntry{{"remote.origin.uploadpack", "sh evil.sh"}}},
+		{"[core]\n\tfsmonitor = \"sh evil.sh\x00true\"\n", []gitEntry{{"core.fsmonitor", "sh evil.sh"}}},
+		{"[core]\n\tfsmonitor = \vtrue\n", []gitEntry{{"core.fsmonitor", "\vtrue"}}},
 	} {
 		got := parseGitConfig(c.text)
 		ok := len(got) == len(c.want)
@@ -796,7 +808,12 @@ func TestHarmlessKeysExact(t *testing.T) {
 		{"extensions.partialclone", "x::y"}:                true,
 		{"remote.origin.url", "https://example.com/x.git"}: false,
 		{"remote.origin.url", "git@example.com:x/y.git"}:   false,
-		{"remote.origin.url", "/srv/repo.git"}:             false,
+		{"remote.origin.url", "/srv/repo.git"}:             true,
+		{"remote.origin.pushurl", "../evil.git"}:           true,
+		{"remote.origin.url", "file:///srv/repo.git"}:      true,
+		{"branch.main.pushremote", "../evil"}:              true,
+		{"branch.main.pushremote", "origin"}:               false,
+		{"submodule.lib.url", "../lib"}:                    false,
 		{"remote.origin.url", "evil://x"}:                  true,
 		{"submodule.lib.url", "../lib\x08"}:                true,
 		{"submodule.lib.update", "rebase"}:                 false,
@@ -854,5 +871,37 @@ func TestConfigMemoSeesChange(t *testing.T) {
 	}
 	if got := pager(); got != "cccc" {
 		t.Errorf("replaced by another file: pager = %q", got)
+	}
+}
+
+// TestGitdirsGitFinds: a submodule's gitdir whose HEAD is a symbolic link
+// to a ref only in packed-refs (git takes it: the link's text is checked,
+// not its target), one behind a symbolic link in modules/, and one six
+// names deep are covered, and the link is reported (red team 23 hid each
+// from the survey; git submodule update --init ran its hook).
+func TestGitdirsGitFinds(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	for _, name := range []string{"dangling", "a/b/c/d/e/f"} {
+		g.repo(t, "../src-"+strings.ReplaceAll(name, "/", "-"))
+		g.git(t, "", "submodule", "add", "-q", "--name", name, "../src-"+strings.ReplaceAll(name, "/", "-"), "sub-"+strings.ReplaceAll(name, "/", "-"))
+	}
+	mod := g.ws + "/.git/modules"
+	shell(t, mod+"/dangling", `git pack-refs --all && rm -f refs/heads/* && rm HEAD && ln -s refs/heads/$(git -C `+g.ws+`/sub-dangling branch --show-current) HEAD`)
+	hidden := g.ws + "/node_modules/hidden.git" // where the search does not go
+	g.git(t, "", "init", "-q", "--bare", hidden)
+	symlink(t, hidden, mod+"/linked")
+	plan := g.plan(t, nil)
+	for _, p := range []string{mod + "/dangling/config", mod + "/a/b/c/d/e/f/config", hidden + "/config"} {
+		if !slices.Contains(plan.Protected, p) {
+			t.Errorf("%s is not protected: %v", p, plan.Protected)
+		}
+	}
+	st, err := WatchGit(policy.DefaultSandbox(), g.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if news := st.Since(GitState{}); !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, mod+"/linked points to "+hidden) }) {
+		t.Errorf("the link in modules/ is not reported: %q", news)
 	}
 }

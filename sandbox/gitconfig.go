@@ -53,8 +53,9 @@ var configs fileMemo[[]gitEntry]
 // after one on the same line); variables with or without a value; double
 // quotes; the escapes \n, \t, \b (a backspace byte, not an erasure: red
 // team 22 made "1;sh evil.sh #\b…\b" read as the boolean 1), \\ and \";
-// continuation lines; # and ; comments; every other blank (C's isspace) of
-// a value outside quotes one space, none at its ends. Where git refuses
+// continuation lines; # and ; comments; every other blank (git's isspace)
+// of a value outside quotes one space, none at its ends; a key and a value
+// end at a NUL, as git's C strings do. Where git refuses
 // the file (a line it cannot read, an unknown escape, a quote left open),
 // what was read is returned with unparsedKey, which is noteworthy: what
 // git makes of it is never guessed (red team 22 hid "[core] fsmonitor"
@@ -98,7 +99,18 @@ func parseGitConfig(text string) []gitEntry {
 		if !ok || section == "" {
 			return refused()
 		}
-		out = append(out, gitEntry{key: section + "." + name, value: value})
+		// git keeps keys and values as C strings: a NUL (in a
+		// subsection, or a value) ends them (red team 23 made
+		// [remote "origin.uploadpack\0"] fetch = X git's
+		// remote.origin.uploadpack).
+		key := section + "." + name
+		if i := strings.IndexByte(key, 0); i >= 0 {
+			key = key[:i]
+		}
+		if i := strings.IndexByte(value, 0); i >= 0 {
+			value = value[:i]
+		}
+		out = append(out, gitEntry{key: key, value: value})
 	}
 }
 
@@ -255,9 +267,11 @@ func (r *configReader) value() (string, bool) {
 	}
 }
 
-// isSpace is C's isspace in the C locale.
+// isSpace is git's own isspace (git-compat-util.h): space, tab, CR and
+// LF only — not C's, which takes \v and \f too (red team 23: "\vtrue"
+// read as the boolean true is a program's name to git).
 func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
 }
 
 func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
@@ -339,7 +353,7 @@ func harmlessGitKey(key, value string) bool {
 		case "core.fsmonitor":
 			return isGitBool(value) // the built-in daemon: git itself
 		case "extensions.partialclone":
-			return plainRemote(value) // a remote's name, or a URL
+			return !strings.ContainsAny(value, "/:\\") // a remote's name
 		}
 		// Hints on and off; git adds more, all booleans.
 		return section == "advice" && isGitBool(value)
@@ -351,8 +365,18 @@ func harmlessGitKey(key, value string) bool {
 		"submodule.active", "submodule.branch", "submodule.fetchrecursesubmodules", "submodule.ignore",
 		"submodule.shallow", "maintenance.enabled", "maintenance.schedule":
 		return true
-	case "remote.url", "remote.pushurl", "submodule.url", "branch.remote", "branch.pushremote":
-		return plainRemote(value) // a branch's remote may be a URL too
+	case "submodule.url":
+		return plainRemote(value) // cloned from: the source's hooks do not run
+	case "remote.url", "remote.pushurl":
+		// git push to a repository on this machine runs its
+		// pre-receive, update and post-receive hooks (red team 23 pointed
+		// one at a bare repository in node_modules).
+		return plainRemote(value) && !localURL(value)
+	case "branch.remote", "branch.pushremote":
+		// A remote's name; a name no remote has is taken for a URL, and
+		// a bare one is a folder of the work tree, which the search
+		// reads (its hooks are reported).
+		return !strings.ContainsAny(value, "/:\\") || plainRemote(value) && !localURL(value)
 	case "submodule.update":
 		switch strings.ToLower(strings.TrimSpace(value)) {
 		case "checkout", "rebase", "merge", "none":
@@ -379,6 +403,17 @@ func plainRemote(v string) bool {
 		return true
 	}
 	return false
+}
+
+// localURL: git takes the URL v for a repository on this machine (as its
+// url_is_local_not_ssh does: no colon, or a slash before the first one;
+// or file://).
+func localURL(v string) bool {
+	if scheme, _, found := strings.Cut(v, "://"); found {
+		return strings.EqualFold(scheme, "file")
+	}
+	colon, slash := strings.IndexByte(v, ':'), strings.IndexByte(v, '/')
+	return colon < 0 || slash >= 0 && slash < colon
 }
 
 // isGitBool reports whether v is one of git's boolean spellings.

@@ -15,10 +15,12 @@ import (
 
 const (
 	// GitScanDepth is how deep below the workspace (and each configured
-	// writable root) repositories are looked for: a work tree, or a bare
-	// repository, at most this many directories down is found
-	// (root/a/b/c/d/.git).
-	GitScanDepth = 4
+	// writable root) repositories are looked for: as deep as a path goes,
+	// in effect — the search is bounded by the directories it reads, and
+	// says when it reaches that bound. (A bound of 4 was reached without
+	// a word: red team 23 made a repository five folders down, which the
+	// host's git add -A then recorded, and git status entered.)
+	GitScanDepth = 256
 	// GitScanDirs is how many directories are read below one such root,
 	// at most, breadth first: the shallow ones first.
 	GitScanDirs = 1024

@@ -89,6 +89,19 @@ func (g gitTree) plan(t *testing.T, mod func(p *policy.Sandbox)) Plan {
 	return plan
 }
 
+// watch is the git state of g's workspace under the default policy
+// (without /tmp, which is the machine's).
+func (g gitTree) watch(t *testing.T) GitState {
+	t.Helper()
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	st, err := WatchGit(p, g.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // TestCompileGit: every repository a host's git may use under the
 // workspace is found, and what makes git run a program in it is kept
 // read-only; the rest of each gitdir is left writable.
@@ -306,16 +319,7 @@ func TestGitState(t *testing.T) {
 	g := newGitTree(t)
 	g.repo(t, "")
 	g.write(t, ".git/hooks/pre-commit", "#!/bin/sh\necho host hook\n", 0o755)
-	p := policy.DefaultSandbox()
-	p.ExcludeSlashTmp = true
-	watch := func() GitState {
-		t.Helper()
-		st, err := WatchGit(p, g.ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	watch := func() GitState { return g.watch(t) }
 	before := watch()
 	// The host's own: its hook, and (every setting not known harmless)
 	// the user's protocol.file.allow.
@@ -699,16 +703,7 @@ func TestGitFilesReadAsGitDoes(t *testing.T) {
 func TestGitStateEverydayQuiet(t *testing.T) {
 	g := newGitTree(t)
 	g.repo(t, "lib")
-	p := policy.DefaultSandbox()
-	p.ExcludeSlashTmp = true
-	watch := func() GitState {
-		t.Helper()
-		st, err := WatchGit(p, g.ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	watch := func() GitState { return g.watch(t) }
 	before := watch()
 	g.repo(t, "app")
 	g.git(t, "app", "remote", "add", "origin", "https://example.com/app.git")

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -315,6 +316,9 @@ func (s *gitSurvey) modules(dir string) {
 	walk = func(d string, depth int) {
 		entries, _ := os.ReadDir(d)
 		for _, e := range entries {
+			if e.Type().IsRegular() {
+				continue // a gitdir's files (loose objects): no status read
+			}
 			if budget == 0 {
 				s.items["bound "+dir] = "the search of a repository's submodules stopped at its bound here: one past it is not checked"
 				return
@@ -330,28 +334,31 @@ func (s *gitSurvey) modules(dir string) {
 					continue
 				}
 				s.items[p+" points to"] = real
-				if looksLikeGitdir(real) {
-					s.repo(real, "")
-					continue
-				}
 				p = real
-			} else if looksLikeGitdir(p) {
+			}
+			if looksLikeGitdir(p) {
 				s.repo(p, "")
-				continue
 			}
-			if depth < maxModulesDepth {
-				walk(p, depth+1)
+			// Below a gitdir too: git takes modules/a/b for the
+			// submodule named a/b whatever modules/a holds (red team 24
+			// hid a gitdir under a folder that looked like one).
+			if depth == maxModulesDepth {
+				s.items["bound "+dir] = "the search of a repository's submodules stopped at its bound here: one past it is not checked"
+				return
 			}
+			walk(p, depth+1)
 		}
 	}
 	walk(dir, 0)
 }
 
-// maxModules bounds the entries of one modules/ folder read, at every
-// depth; maxModulesDepth how deep (a loop of links ends there).
+// maxModules bounds the folders (and links) of one modules/ folder read,
+// at every depth — a submodule's gitdir holds some 270 of its own, its
+// objects' — ; maxModulesDepth how deep (a loop of links ends there). Either
+// reached is told.
 const (
-	maxModules      = 4096
-	maxModulesDepth = 64
+	maxModules      = 16384
+	maxModulesDepth = 256
 )
 
 // configs covers what the configuration of gitdir g (common directory
@@ -400,7 +407,7 @@ func (s *gitSurvey) configs(g, common, w string, local []gitEntry) {
 // entry notes a configuration entry that runs a program, and keeps the
 // files its value names by path.
 func (s *gitSurvey) entry(file string, e gitEntry, base string) {
-	if !noteworthy(e.key, e.value) || e.key == "core.worktree" && s.worktreeNamesBack(file, e.value) {
+	if !noteworthy(e.key, e.value) || e.key == "core.worktree" && s.worktreeNamesBack(file, e.value) || s.remoteNamed(file, e) {
 		return
 	}
 	if !s.noted[file] {
@@ -428,9 +435,61 @@ func (s *gitSurvey) entry(file string, e gitEntry, base string) {
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
 			if real, err := filepath.EvalSymlinks(p); err == nil {
 				s.keep(real)
+				// Kept read-only only inside the writable roots: what it
+				// holds is told again whenever it changes (red team 24
+				// rewrote a program in /dev/shm after it was told).
+				s.items["program "+real] = contentOf(real)
 			}
 		}
 	}
+}
+
+// contentOf identifies what the file at path holds: its size and a hash
+// of its content (kept while the file is the same, see fileMemo).
+func contentOf(path string) string {
+	v, err := contents.read(path, func(f *os.File) (string, error) {
+		h := sha256.New()
+		n, err := io.Copy(h, io.LimitReader(f, maxHashed))
+		if err != nil {
+			return "", err
+		}
+		more := ""
+		if n == maxHashed {
+			more = " of its first 64 MiB"
+		}
+		return fmt.Sprintf("%d bytes, sha256%s %x", n, more, h.Sum(nil)[:12]), nil
+	})
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	return v
+}
+
+// contents keeps contentOf's answers (see fileMemo); maxHashed bounds
+// what is read of one file.
+var contents fileMemo[string]
+
+const maxHashed = 64 << 20
+
+// remoteNamed: e names a remote (a branch's, a partial clone's) that the
+// configuration file it is in, or the user's own, gives a URL of its own
+// (itself noted when it is one of this machine): git then takes the name
+// for that remote, not for a path.
+func (s *gitSurvey) remoteNamed(file string, e gitEntry) bool {
+	section, _, name := splitKey(e.key)
+	switch {
+	case section == "branch" && (name == "remote" || name == "pushremote"), e.key == "extensions.partialclone":
+	default:
+		return false
+	}
+	if e.value == "" || strings.ContainsAny(e.value, "/:\\") {
+		return false
+	}
+	url := "remote." + e.value + ".url"
+	has := func(entries []gitEntry) bool {
+		return slices.ContainsFunc(entries, func(x gitEntry) bool { return x.key == url })
+	}
+	return has(s.parse(file)) || has(s.global)
 }
 
 // worktreeNamesBack: the core.worktree value in the configuration file
@@ -763,7 +822,16 @@ func WatchGit(p policy.Sandbox, workspace string) (GitState, error) {
 			if err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 {
 				continue
 			}
-			st.items["hook "+p] = fmt.Sprintf("executable, %d bytes", info.Size())
+			// What it runs, not its size: a hook that is a link to a file
+			// no plan covers (/dev/shm) was told once, then rewritten at
+			// the same size, untold (red team 24).
+			v := "executable, " + contentOf(p)
+			if e.Type()&os.ModeSymlink != 0 {
+				if real, err := filepath.EvalSymlinks(p); err == nil {
+					v = "a symbolic link to " + real + " (a mount cannot keep what it points to), " + v
+				}
+			}
+			st.items["hook "+p] = v
 		}
 	}
 	return st, nil
@@ -809,7 +877,9 @@ func (s GitState) Unchecked(baseline GitState) []string {
 func gitLine(k, v string) string {
 	switch {
 	case strings.HasPrefix(k, "hook "):
-		return "an executable hook " + strings.TrimPrefix(k, "hook ")
+		return "an executable hook " + strings.TrimPrefix(k, "hook ") + " (" + v + ")"
+	case strings.HasPrefix(k, "program "):
+		return "a program the configuration names, " + strings.TrimPrefix(k, "program ") + ", now holds " + v
 	case strings.HasSuffix(k, " points to"):
 		return fmt.Sprintf("%s %s (that repository's hooks and configuration now come from there)", k, v)
 	}

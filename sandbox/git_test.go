@@ -735,11 +735,12 @@ func TestGitStateEverydayQuiet(t *testing.T) {
 		{"core.alternateRefsCommand", "sh evil.sh"},
 		{"core.worktree", g.ws + "/elsewhere"},
 		{"alias.st", "-c core.pager=evil status"},
+		{"branch.other.pushremote", "up"}, // no remote up: a path to git
 	} {
 		g.git(t, "app", "config", kv[0], kv[1])
 	}
 	news := watch().Since(before)
-	for _, want := range []string{"submodule.vendor/lib.update", "remote.evil.url", "protocol.ext.allow", "insteadof", "gpg.ssh.defaultkeycommand", "core.alternaterefscommand", "core.worktree", "alias.st"} {
+	for _, want := range []string{"submodule.vendor/lib.update", "remote.evil.url", "protocol.ext.allow", "insteadof", "gpg.ssh.defaultkeycommand", "core.alternaterefscommand", "core.worktree", "alias.st", "branch.other.pushremote"} {
 		if !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, want) }) {
 			t.Errorf("%s is not reported: %q", want, news)
 		}
@@ -796,10 +797,10 @@ func TestHarmlessKeysExact(t *testing.T) {
 		{"color.somethingnew.command", "sh"}:               true,
 		{"advice.detachedhead", "false"}:                   false,
 		{"advice.detachedhead", "sh evil.sh"}:              true,
-		{"branch.main.remote", "origin"}:                   false,
+		{"branch.main.remote", "origin"}:                   true, // alone: see remoteNamed
 		{"branch.main.remote", "ext::sh -c evil"}:          true,
 		{"branch.main.pushremote", "evil://x/y"}:           true,
-		{"extensions.partialclone", "origin"}:              false,
+		{"extensions.partialclone", "origin"}:              true, // alone: see remoteNamed
 		{"extensions.partialclone", "x::y"}:                true,
 		{"remote.origin.url", "https://example.com/x.git"}: false,
 		{"remote.origin.url", "git@example.com:x/y.git"}:   false,
@@ -807,7 +808,7 @@ func TestHarmlessKeysExact(t *testing.T) {
 		{"remote.origin.pushurl", "../evil.git"}:           true,
 		{"remote.origin.url", "file:///srv/repo.git"}:      true,
 		{"branch.main.pushremote", "../evil"}:              true,
-		{"branch.main.pushremote", "origin"}:               false,
+		{"branch.main.pushremote", "origin"}:               true, // alone: see remoteNamed
 		{"submodule.lib.url", "../lib"}:                    false,
 		{"remote.origin.url", "evil://x"}:                  true,
 		{"submodule.lib.url", "../lib\x08"}:                true,
@@ -898,5 +899,67 @@ func TestGitdirsGitFinds(t *testing.T) {
 	}
 	if news := st.Since(GitState{}); !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, mod+"/linked points to "+hidden) }) {
 		t.Errorf("the link in modules/ is not reported: %q", news)
+	}
+}
+
+// TestGitdirsBelowGitdirs: a folder laid out like a gitdir hides nothing
+// below it — in modules/ (git takes modules/a/b for the submodule a/b
+// whatever modules/a holds), 70 names deep, and in the work tree (git add
+// -A walks into it) — red team 24 hid a repository each way.
+func TestGitdirsBelowGitdirs(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	mod := g.ws + "/.git/modules"
+	g.write(t, ".git/modules/a/HEAD", "ref: refs/heads/main\n", 0o644)
+	mkdir(t, mod+"/a/objects")
+	deep := mod + "/" + strings.Repeat("d/", 70) + "b"
+	for _, gd := range []string{mod + "/a/b", deep} {
+		g.git(t, "", "init", "-q", "--bare", gd)
+	}
+	g.write(t, "src/HEAD", "ref: refs/heads/main\n", 0o644)
+	mkdir(t, g.ws+"/src/objects")
+	mkdir(t, g.ws+"/src/refs")
+	g.repo(t, "src/x")
+	plan := g.plan(t, nil)
+	for _, p := range []string{mod + "/a/b/config", mod + "/a/b/hooks", deep + "/config", g.ws + "/src/x/.git/config"} {
+		if !slices.Contains(plan.Protected, p) {
+			t.Errorf("%s is not protected", p)
+		}
+	}
+}
+
+// TestToldContentChanges: a hook that is a link out of every covered
+// folder, and a program a setting names there, are told again when what
+// they hold changes at the same size (red team 24: told once, then
+// rewritten, untold); the hook's line says it is a link.
+func TestToldContentChanges(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	out := filepath.Join(g.root, "outside")
+	mkdir(t, out)
+	hook, prog := out+"/hook", out+"/prog"
+	for _, f := range []string{hook, prog} {
+		if err := os.WriteFile(f, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	symlink(t, hook, g.ws+"/.git/hooks/pre-commit")
+	g.git(t, "", "config", "core.fsmonitor", prog)
+	before := g.watch(t)
+	if news := before.Since(GitState{}); !slices.ContainsFunc(news, func(n string) bool {
+		return strings.Contains(n, "pre-commit") && strings.Contains(n, "symbolic link to "+hook)
+	}) {
+		t.Errorf("the hook's line does not say it is a link: %q", news)
+	}
+	for _, f := range []string{hook, prog} {
+		if err := os.WriteFile(f, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	news := g.watch(t).Since(before)
+	for _, want := range []string{"hook " + g.ws + "/.git/hooks/pre-commit", prog + ", now holds"} {
+		if !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, want) }) {
+			t.Errorf("%s rewritten at the same size is not told: %q", want, news)
+		}
 	}
 }

@@ -353,7 +353,7 @@ func harmlessGitKey(key, value string) bool {
 		case "core.fsmonitor":
 			return isGitBool(value) // the built-in daemon: git itself
 		case "extensions.partialclone":
-			return !strings.ContainsAny(value, "/:\\") // a remote's name
+			return false // a remote's name (see remoteNamed), or a URL
 		}
 		// Hints on and off; git adds more, all booleans.
 		return section == "advice" && isGitBool(value)
@@ -373,10 +373,12 @@ func harmlessGitKey(key, value string) bool {
 		// one at a bare repository in node_modules).
 		return plainRemote(value) && !localURL(value)
 	case "branch.remote", "branch.pushremote":
-		// A remote's name; a name no remote has is taken for a URL, and
-		// a bare one is a folder of the work tree, which the search
-		// reads (its hooks are reported).
-		return !strings.ContainsAny(value, "/:\\") || plainRemote(value) && !localURL(value)
+		// A remote's name, or a URL: a name no remote has is taken for a
+		// path (red team 24 named a link to a bare repository in
+		// /dev/shm, whose pre-receive a push ran). The survey takes a
+		// name for harmless where the same file, or the user's own
+		// configuration, gives that remote a URL (remoteNamed).
+		return value == "." || plainRemote(value) && !localURL(value)
 	case "submodule.update":
 		switch strings.ToLower(strings.TrimSpace(value)) {
 		case "checkout", "rebase", "merge", "none":

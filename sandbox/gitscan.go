@@ -377,8 +377,11 @@ func (f *gitFound) search(root string, maxDepth, maxDirs int, skip []string, ski
 			continue
 		}
 		if l.mark&markGitdir != 0 {
+			// And searched on: to git's walk of a work tree it is a
+			// folder like any other (only a .git makes a repository), and
+			// what lies below it a repository git add -A records (red team
+			// 24 hid one under a folder laid out like a bare repository).
 			f.bare = append(f.bare, it.path)
-			continue
 		}
 		dotgit := joinName(it.path, ".git")
 		switch {

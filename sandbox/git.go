@@ -266,6 +266,9 @@ func (s *gitSurvey) repo(g, w string) {
 	}
 	s.configs(g, common, w, local)
 	if common != g {
+		// A linked worktree keeps its submodules' gitdirs in its own
+		// gitdir (red team 25 hid one in worktrees/<id>/modules).
+		s.modules(filepath.Join(g, "modules"))
 		return
 	}
 	s.hookDirs = append(s.hookDirs, filepath.Join(g, "hooks"))
@@ -273,7 +276,8 @@ func (s *gitSurvey) repo(g, w string) {
 	// with a .git file in its work tree.
 	if ids, err := os.ReadDir(filepath.Join(g, "worktrees")); err == nil {
 		for i, id := range ids {
-			if i == 256 {
+			if i == maxModules {
+				s.items["bound "+filepath.Join(g, "worktrees")] = "the search of a repository's worktrees stopped at its bound here: one past it is not checked"
 				break
 			}
 			if !id.IsDir() {
@@ -299,6 +303,7 @@ func (s *gitSurvey) repo(g, w string) {
 				s.items[filepath.Join(admin, "commondir")+" points to"] = named
 			}
 			s.configs(admin, g, wt, local)
+			s.modules(filepath.Join(admin, "modules"))
 		}
 	}
 	// Its submodules' gitdirs (names may hold slashes: modules/lib/x).
@@ -541,14 +546,18 @@ func (s *gitSurvey) readConfig(path string, depth int, each func(file string, e 
 	for _, e := range s.parse(path) {
 		each(path, e)
 		if e.key == "include.path" || strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path") {
+			// git reads it by this path, and resolves its own includes
+			// from its folder (red team 25: not from where a link there
+			// leads); it is covered where it really is.
 			inc := resolvePath(e.value, filepath.Dir(path), s.home)
-			if real, err := filepath.EvalSymlinks(inc); err == nil {
-				inc = real
+			real := inc
+			if r, err := filepath.EvalSymlinks(inc); err == nil {
+				real = r
 			}
-			if s.inGitdir(inc) {
-				s.keepFile(inc) // made, empty, where nobody sees it
+			if s.inGitdir(real) {
+				s.keepFile(real) // made, empty, where nobody sees it
 			} else {
-				s.keep(inc) // absent: reported if it appears (see GitState)
+				s.keep(real) // absent: reported if it appears (see GitState)
 			}
 			s.readConfig(inc, depth+1, each)
 		}
@@ -674,14 +683,42 @@ func mainWorktree(common string) string {
 	return ""
 }
 
-// resolvePath expands "~/" and makes p absolute from base, cleaned; it
-// does not follow links.
+// resolvePath expands "~/" and "~user/" and makes p absolute from base,
+// cleaned; it does not follow links — but where p holds a "..", which
+// after a link is the link's target's parent (the kernel's, and git's,
+// reading: red team 25 pointed a .git file at lnk/../g, which cleaning
+// made g), as far as p exists.
 func resolvePath(p, base, home string) string {
 	p = expand(strings.TrimSpace(p), home)
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(base, p)
+		p = base + "/" + p
 	}
-	return filepath.Clean(p)
+	return physical(p)
+}
+
+// physical is the absolute path p, cleaned, with the links before each
+// ".." followed (see resolvePath).
+func physical(p string) string {
+	if !slices.Contains(strings.Split(p, "/"), "..") {
+		return filepath.Clean(p)
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real
+	}
+	cur := "/"
+	for _, c := range strings.Split(p, "/") {
+		switch c {
+		case "", ".":
+		case "..":
+			if real, err := filepath.EvalSymlinks(cur); err == nil {
+				cur = real
+			}
+			cur = filepath.Dir(cur)
+		default:
+			cur = filepath.Join(cur, c)
+		}
+	}
+	return cur
 }
 
 func lastValue(entries []gitEntry, key string) string {

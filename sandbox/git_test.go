@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -960,6 +961,53 @@ func TestToldContentChanges(t *testing.T) {
 	for _, want := range []string{"hook " + g.ws + "/.git/hooks/pre-commit", prog + ", now holds"} {
 		if !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, want) }) {
 			t.Errorf("%s rewritten at the same size is not told: %q", want, news)
+		}
+	}
+}
+
+// TestGitPathsAsGitReads: paths read as git reads them (red team 25) —
+// a linked worktree's submodule gitdir in worktrees/<id>/modules; a .git
+// file naming lnk/../g (the .. after the link is the link's target's
+// parent: cleaning made it g); an include's own includes from the folder
+// of the path git opened, not where a link there leads; ~user/.
+func TestGitPathsAsGitReads(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.repo(t, "../lib")
+	g.git(t, "", "worktree", "add", "-q", "wt")
+	g.git(t, "wt", "submodule", "add", "-q", g.root+"/lib", "sub")
+	wtModule := g.ws + "/.git/worktrees/wt/modules/sub"
+	if _, err := os.Stat(wtModule + "/HEAD"); err != nil {
+		t.Fatalf("git kept the worktree's submodule elsewhere: %v", err)
+	}
+	// Not checked out (git submodule update --init takes the gitdir as
+	// it finds it): only modules/ leads there.
+	if err := os.RemoveAll(g.ws + "/wt/sub"); err != nil {
+		t.Fatal(err)
+	}
+	// lnk -> node_modules/.x/inner; lnk/../g is node_modules/.x/g.
+	g.git(t, "", "init", "-q", "--bare", g.ws+"/node_modules/.x/g")
+	mkdir(t, g.ws+"/node_modules/.x/inner")
+	symlink(t, g.ws+"/node_modules/.x/inner", g.ws+"/lnk")
+	mkdir(t, g.ws+"/p")
+	g.write(t, "p/.git", "gitdir: ../lnk/../g\n", 0o644)
+	// .git/inc1 -> ../cfg/inc1, which includes inc2: git reads .git/inc2.
+	g.write(t, "cfg/inc1", "[include]\n\tpath = inc2\n", 0o644)
+	symlink(t, g.ws+"/cfg/inc1", g.ws+"/.git/inc1")
+	g.write(t, ".git/inc2", "[core]\n\tpager = ./evil.sh\n", 0o644)
+	g.git(t, "", "config", "include.path", "inc1")
+	plan := g.plan(t, nil)
+	for _, p := range []string{wtModule + "/config", wtModule + "/hooks", g.ws + "/node_modules/.x/g/config", g.ws + "/.git/inc2"} {
+		if !slices.Contains(plan.Protected, p) {
+			t.Errorf("%s is not protected", p)
+		}
+	}
+	if news := g.watch(t).Since(GitState{}); !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, "/.git/inc2: core.pager") }) {
+		t.Errorf("the include git reads is not read: %q", news)
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" {
+		if got := expand("~"+u.Username+"/x", "/elsewhere"); got != filepath.Join(u.HomeDir, "x") {
+			t.Errorf("expand(~%s/x) = %q", u.Username, got)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -1235,6 +1236,13 @@ func expand(p, home string) string {
 	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
 		return filepath.Join(home, p[1:])
 	}
+	// ~user/ as git expands it (red team 25: Debian's user sys has
+	// /dev for its home, so ~sys/shm/h is /dev/shm/h to git).
+	if name, rest, ok := strings.Cut(p[min(1, len(p)):], "/"); strings.HasPrefix(p, "~") && ok && name != "" {
+		if u, err := user.Lookup(name); err == nil && u.HomeDir != "" {
+			return filepath.Join(u.HomeDir, rest)
+		}
+	}
 	return p
 }
 
@@ -1245,7 +1253,7 @@ func resolveFrom(dir, p string) string {
 		return ""
 	}
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(dir, p)
+		p = dir + "/" + p // not cleaned: a ".." after a link is the link's target's parent
 	}
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {

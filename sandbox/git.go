@@ -317,44 +317,61 @@ func (s *gitSurvey) repo(g, w string) {
 // entries it stops, and says so.
 func (s *gitSurvey) modules(dir string) {
 	budget := maxModules
-	var walk func(d string, depth int)
-	walk = func(d string, depth int) {
-		entries, _ := os.ReadDir(d)
-		for _, e := range entries {
-			if e.Type().IsRegular() {
-				continue // a gitdir's files (loose objects): no status read
+	bound := func() {
+		s.items["bound "+dir] = "the search of a repository's submodules stopped at its bound here: one past it is not checked"
+	}
+	// Listed through the search's cache (a submodule's gitdir holds some
+	// 270 folders of its own, read again each survey otherwise).
+	var walk func(d string, via fileKey, depth int)
+	walk = func(d string, via fileKey, depth int) {
+		l, err := listDir(d, via)
+		if err != nil {
+			return
+		}
+		if depth > 0 && l.mark&markMaybeGitdir != 0 {
+			s.repo(d, "")
+		}
+		// Below a gitdir too: git takes modules/a/b for the submodule
+		// named a/b whatever modules/a holds (red team 24 hid a gitdir
+		// under a folder that looked like one).
+		type next struct {
+			path string
+			via  fileKey
+		}
+		var nexts []next
+		for i, name := range l.subdirs {
+			nexts = append(nexts, next{joinName(d, name), fileKey{dev: l.dev, ino: l.subIno[i]}})
+		}
+		links := l.links
+		switch {
+		case l.mark&markDotGitDir != 0:
+			nexts = append(nexts, next{joinName(d, ".git"), fileKey{}})
+		case l.mark&markDotGitLink != 0:
+			links = append(slices.Clip(links), ".git")
+		}
+		for _, name := range links {
+			p := joinName(d, name)
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil || !isDir(real) {
+				continue
 			}
+			s.items[p+" points to"] = real
+			nexts = append(nexts, next{real, fileKey{}})
+		}
+		if len(nexts) > 0 && depth == maxModulesDepth {
+			bound()
+			return
+		}
+		for _, n := range nexts {
 			if budget == 0 {
-				s.items["bound "+dir] = "the search of a repository's submodules stopped at its bound here: one past it is not checked"
+				bound()
 				return
 			}
 			budget--
-			p := filepath.Join(d, e.Name())
-			if st, err := os.Stat(p); err != nil || !st.IsDir() {
-				continue
-			}
-			if e.Type()&os.ModeSymlink != 0 {
-				real, err := filepath.EvalSymlinks(p)
-				if err != nil {
-					continue
-				}
-				s.items[p+" points to"] = real
-				p = real
-			}
-			if looksLikeGitdir(p) {
-				s.repo(p, "")
-			}
-			// Below a gitdir too: git takes modules/a/b for the
-			// submodule named a/b whatever modules/a holds (red team 24
-			// hid a gitdir under a folder that looked like one).
-			if depth == maxModulesDepth {
-				s.items["bound "+dir] = "the search of a repository's submodules stopped at its bound here: one past it is not checked"
-				return
-			}
-			walk(p, depth+1)
+			walk(n.path, n.via, depth+1)
 		}
 	}
-	walk(dir, 0)
+	walk(dir, fileKey{}, 0)
 }
 
 // maxModules bounds the folders (and links) of one modules/ folder read,

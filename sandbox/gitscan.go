@@ -47,11 +47,13 @@ const (
 	markDotGitFile                     // a .git file (a worktree's or submodule's pointer)
 	markDotGitLink                     // a .git symbolic link
 	markGitdir                         // HEAD, objects/ and refs/: a gitdir itself (bare)
+	markMaybeGitdir                    // HEAD, and objects (or a link) or commondir: see looksLikeGitdir
 )
 
 // dirListing is what the search needs of one directory.
 type dirListing struct {
 	subdirs []string // names of the subdirectories (not symbolic links)
+	links   []string // names of the symbolic links (but .git)
 	// subIno are their inode numbers, as the directory lists them (0
 	// where unknown): a kept listing of a subdirectory is used while it
 	// is of the folder this names (see listDir).
@@ -101,7 +103,7 @@ func listDir(dir string, via fileKey) (dirListing, error) {
 		return dirListing{}, err
 	}
 	l := dirListing{dev: key.dev}
-	var head, objects, refs, commondir bool
+	var head, objects, objectsLink, refs, commondir bool
 	for _, e := range entries {
 		t := e.typ
 		// A case-insensitive folder finds .GIT as .git, and git does:
@@ -120,15 +122,18 @@ func listDir(dir string, via fileKey) (dirListing, error) {
 		case strings.EqualFold(name, "HEAD"):
 			head = t.IsRegular() || t&fs.ModeSymlink != 0
 		case strings.EqualFold(name, "objects"):
-			objects = t.IsDir()
+			objects, objectsLink = t.IsDir(), t&fs.ModeSymlink != 0
 		case strings.EqualFold(name, "refs"):
 			refs = t.IsDir()
 		case strings.EqualFold(name, "commondir"):
 			commondir = t.IsRegular()
 		}
-		if t.IsDir() {
+		switch {
+		case t.IsDir():
 			l.subdirs = append(l.subdirs, e.name)
 			l.subIno = append(l.subIno, e.ino)
+		case t&fs.ModeSymlink != 0:
+			l.links = append(l.links, e.name)
 		}
 	}
 	// A gitdir as git tells one: HEAD, and objects/ and refs/ here or in
@@ -137,6 +142,9 @@ func listDir(dir string, via fileKey) (dirListing, error) {
 	// took .cfg/config).
 	if head && (objects && refs || commondir) {
 		l.mark |= markGitdir
+	}
+	if head && (objects || objectsLink || commondir) {
+		l.mark |= markMaybeGitdir
 	}
 	if cacheable {
 		dirs.put(dir, key, readAt, wd, l)

@@ -43,11 +43,11 @@ var gitSkip = map[string]bool{"node_modules": true}
 type dirMark uint8
 
 const (
-	markDotGitDir  dirMark = 1 << iota // a .git directory
-	markDotGitFile                     // a .git file (a worktree's or submodule's pointer)
-	markDotGitLink                     // a .git symbolic link
-	markGitdir                         // HEAD, objects/ and refs/: a gitdir itself (bare)
-	markMaybeGitdir                    // HEAD, and objects (or a link) or commondir: see looksLikeGitdir
+	markDotGitDir   dirMark = 1 << iota // a .git directory
+	markDotGitFile                      // a .git file (a worktree's or submodule's pointer)
+	markDotGitLink                      // a .git symbolic link
+	markGitdir                          // HEAD, objects/ and refs/: a gitdir itself (bare)
+	markMaybeGitdir                     // HEAD, and objects (or a link) or commondir: see looksLikeGitdir
 )
 
 // dirListing is what the search needs of one directory.

@@ -156,6 +156,9 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 		return nil, err
 	}
 	resp.Notes = append(resp.Notes, o.gitCheck(ev)...)
+	if resp.ExitCode == nil {
+		resp.Notes = append(resp.Notes, gitRunningNote)
+	}
 	tracepoint.Mark("call: git checked")
 	a := &attempt{Mode: mode, Sandboxed: sandboxed, Exited: resp.ExitCode != nil, Output: resp.Output, resp: resp, notes: notes, plan: plan}
 	if a.Exited {

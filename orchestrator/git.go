@@ -125,6 +125,14 @@ func (o *Orchestrator) gitCheck(ev event) []string {
 	return notes
 }
 
+// gitRunningNote follows a call that leaves its session running: the
+// check runs when a call ends, the session ends or the server closes, so
+// what the session writes in between — and takes away again before any
+// check — is seen by no check, but by a git the person runs meanwhile
+// (red team 26 planted a submodule with core.fsmonitor, let the host's
+// git status run it, and removed it before the session ended).
+const gitRunningNote = "Git: the session still runs, and may change the repositories under the writable roots at any time: what it does is checked only when a call ends, when it ends, or at close. Run no git in the workspace before it has ended."
+
 // gitPartialNote says what the survey could not check from the start.
 func gitPartialNote(partial []string) string {
 	return "Git: the check of the repositories under the writable roots is partial here, as it was before any command ran: " + strings.Join(partial, "; ") + ". A repository there that a command makes or changes is not checked: look at any before running git in it (git add -A records one it finds as a submodule, which git status then enters)."

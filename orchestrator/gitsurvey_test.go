@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/unifiedexec"
@@ -144,5 +145,27 @@ func TestPartialSurveyToldOnce(t *testing.T) {
 	}
 	if !slices.Equal(told, []int{1}) {
 		t.Errorf("the bound reached before any command was told after commands %v, want [1]", told)
+	}
+}
+
+// TestRunningSessionWarnsOfGit: a call that leaves its session running
+// says that what the session does to the repositories is checked only
+// later (red team 26 planted a program, had the host's git run it, and
+// took it away before any check).
+func TestRunningSessionWarnsOfGit(t *testing.T) {
+	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
+	r, err := f.o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "sleep 2", Login: noLogin, Yield: 250 * time.Millisecond}})
+	if err != nil || r.SessionID == 0 {
+		t.Fatalf("no session left running: %v %+v", err, r)
+	}
+	if !slices.Contains(r.Notes, gitRunningNote) {
+		t.Errorf("notes %q", r.Notes)
+	}
+	done, err := f.exec(t, "true", false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(done.Notes, gitRunningNote) {
+		t.Errorf("a call whose command ended: %q", done.Notes)
 	}
 }

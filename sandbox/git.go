@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -467,30 +468,26 @@ func (s *gitSurvey) entry(file string, e gitEntry, base string) {
 }
 
 // contentOf identifies what the file at path holds: its size and a hash
-// of its content (kept while the file is the same, see fileMemo).
+// of its content, read each time (see readGitConfig).
 func contentOf(path string) string {
-	v, err := contents.read(path, func(f *os.File) (string, error) {
-		h := sha256.New()
-		n, err := io.Copy(h, io.LimitReader(f, maxHashed))
-		if err != nil {
-			return "", err
-		}
-		more := ""
-		if n == maxHashed {
-			more = " of its first 64 MiB"
-		}
-		return fmt.Sprintf("%d bytes, sha256%s %x", n, more, h.Sum(nil)[:12]), nil
-	})
+	f, err := os.Open(path)
 	if err != nil {
 		return "unreadable: " + err.Error()
 	}
-	return v
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, maxHashed))
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	more := ""
+	if n == maxHashed {
+		more = " of its first 64 MiB"
+	}
+	return fmt.Sprintf("%d bytes, sha256%s %x", n, more, h.Sum(nil)[:12])
 }
 
-// contents keeps contentOf's answers (see fileMemo); maxHashed bounds
-// what is read of one file.
-var contents fileMemo[string]
-
+// maxHashed bounds what contentOf reads of one file.
 const maxHashed = 64 << 20
 
 // remoteNamed: e names a remote (a branch's, a partial clone's) that the
@@ -602,44 +599,54 @@ func (s *gitSurvey) parse(path string) []gitEntry {
 // path followed by thousands of newlines is git's as well: red team 18
 // hid a gitdir so behind a first 4 KiB the survey read alone).
 func readGitdirFile(dotgit string) string {
-	target, err := gitdirFiles.read(dotgit, func(f *os.File) (string, error) {
-		st, err := f.Stat()
-		if err != nil || !st.Mode().IsRegular() || st.Size() > maxGitdirFile {
-			return "", err // git refuses a larger one too
-		}
-		b, err := io.ReadAll(io.LimitReader(f, maxGitdirFile+1))
-		if err != nil || len(b) > maxGitdirFile {
-			return "", err
-		}
-		target, ok := strings.CutPrefix(strings.TrimRight(string(b), "\r\n"), "gitdir:")
-		if !ok {
-			return "", nil
-		}
-		return strings.TrimSpace(target), nil
-	})
-	if err != nil || target == "" {
+	b, ok := readGitFile(dotgit, maxGitdirFile)
+	if !ok {
+		return ""
+	}
+	// "gitdir: " exactly, and every byte after it: git keeps a path's
+	// spaces (red team 26 named "g " to git, which trimming made "g").
+	target, ok := strings.CutPrefix(b, "gitdir: ")
+	if !ok || target == "" {
 		return ""
 	}
 	return resolveFrom(filepath.Dir(dotgit), target)
 }
 
-// gitdirFiles keeps the .git files read (see fileMemo).
-var gitdirFiles fileMemo[string]
+// readGitFile reads a small file as git reads a .git file, a commondir
+// or a worktree's gitdir file (strbuf_read_file): the whole of it, at most
+// max bytes (git refuses a larger .git file), its trailing CRs and LFs
+// dropped and nothing else; ok is false when it is no regular file of
+// that size.
+func readGitFile(path string, max int64) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() > max {
+		return "", false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil || int64(len(b)) > max {
+		return "", false
+	}
+	b = b[:len(strings.TrimRight(string(b), "\r\n"))]
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i] // git takes it as a C string
+	}
+	return string(b), true
+}
 
 // maxGitdirFile is the largest .git file git reads (1 MiB).
 const maxGitdirFile = 1 << 20
 
-// readLine returns the first line of a small file, trimmed; "" if none.
+// readLine is a commondir or gitdir file's path as git reads it (see
+// readGitFile): not its first line trimmed — git keeps what follows a
+// newline inside, and spaces; "" if none.
 func readLine(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	var b [4096]byte
-	n, _ := io.ReadFull(f, b[:])
-	line, _, _ := strings.Cut(string(b[:n]), "\n")
-	return strings.TrimSpace(line)
+	b, _ := readGitFile(path, maxGitdirFile)
+	return b
 }
 
 // looksLikeGitdir reports whether dir holds a HEAD and objects/ (or a
@@ -651,7 +658,9 @@ func looksLikeGitdir(dir string) bool {
 	if st, err := os.Lstat(filepath.Join(dir, "HEAD")); err != nil || !st.Mode().IsRegular() && st.Mode()&os.ModeSymlink == 0 {
 		return false
 	}
-	if isDir(filepath.Join(dir, "objects")) {
+	// objects/ of any kind: git asks only that it be searchable (access
+	// X_OK), which an executable file is (red team 26 made one so).
+	if _, err := os.Lstat(filepath.Join(dir, "objects")); err == nil {
 		return true
 	}
 	_, err := os.Stat(filepath.Join(dir, "commondir"))

@@ -822,55 +822,6 @@ func TestHarmlessKeysExact(t *testing.T) {
 	}
 }
 
-// TestConfigMemoSeesChange: a configuration kept between surveys is read
-// again once it changed — rewritten at the same size with its times set
-// back, or replaced by another file at its path.
-func TestConfigMemoSeesChange(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config")
-	write := func(v string) {
-		t.Helper()
-		if err := os.WriteFile(path, []byte("[core]\n\tpager = "+v+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pager := func() string { return lastValue(readGitConfig(path), "core.pager") }
-	write("aaaa")
-	before, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(racyWindow + 100*time.Millisecond) // past the racy window: kept
-	if got := pager(); got != "aaaa" {
-		t.Fatalf("pager = %q", got)
-	}
-	configs.mu.Lock()
-	_, kept := configs.m[path]
-	configs.mu.Unlock()
-	if !kept {
-		t.Skip("configurations are not kept on this file system")
-	}
-	write("bbbb")
-	if err := os.Chtimes(path, before.ModTime(), before.ModTime()); err != nil {
-		t.Fatal(err)
-	}
-	if got := pager(); got != "bbbb" {
-		t.Errorf("rewritten at the same size, its time set back: pager = %q", got)
-	}
-	time.Sleep(racyWindow + 100*time.Millisecond)
-	pager()
-	other := filepath.Join(dir, "other")
-	if err := os.WriteFile(other, []byte("[core]\n\tpager = cccc\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(other, path); err != nil {
-		t.Fatal(err)
-	}
-	if got := pager(); got != "cccc" {
-		t.Errorf("replaced by another file: pager = %q", got)
-	}
-}
-
 // TestGitdirsGitFinds: a submodule's gitdir whose HEAD is a symbolic link
 // to a ref only in packed-refs (git takes it: the link's text is checked,
 // not its target), one behind a symbolic link in modules/, and one six

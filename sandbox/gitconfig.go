@@ -26,26 +26,25 @@ const tooLargeKey = "unified-exec.unread"
 // maxGitConfig bytes, and tooLargeKey for the rest); nil when it cannot
 // be read.
 func readGitConfig(path string) []gitEntry {
-	entries, err := configs.read(path, func(f *os.File) ([]gitEntry, error) {
-		b, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
-		if err != nil {
-			return nil, err
-		}
-		if len(b) > maxGitConfig {
-			entries := parseGitConfig(string(b[:maxGitConfig]))
-			return append(entries, gitEntry{tooLargeKey, "what this file holds past 8 MiB was not read"}), nil
-		}
-		return parseGitConfig(string(b)), nil
-	})
+	// Read each time, not kept by the file's status: a write through a
+	// shared mapping to a page already dirty moves no change time (red
+	// team 26 had a survey keep a harmless reading of a config made
+	// harmful so).
+	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
-	return entries
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
+	if err != nil {
+		return nil
+	}
+	if len(b) > maxGitConfig {
+		entries := parseGitConfig(string(b[:maxGitConfig]))
+		return append(entries, gitEntry{tooLargeKey, "what this file holds past 8 MiB was not read"})
+	}
+	return parseGitConfig(string(b))
 }
-
-// configs keeps the configuration files read (see fileMemo). Callers
-// must not change the entries they get.
-var configs fileMemo[[]gitEntry]
 
 // parseGitConfig reads git's configuration syntax as git's own parser
 // (config.c) reads it: a byte order mark at the start skipped; section

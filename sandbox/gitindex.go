@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"math"
@@ -13,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 )
 
 // gitlinks are the paths of the submodules (mode 160000 entries) the
@@ -214,18 +214,20 @@ func gitdirSettings(gitdir string) (hashSize int, worktree string) {
 	return hashSize, worktree
 }
 
-// indexes keeps what each index records while the file is the same
-// (its device, inode, size and change time, read past racyWindow after
-// its last change, as dirCache): a large work tree's index takes
-// milliseconds to parse, every plan.
+// indexes keeps what each index records by its content (a seeded hash of
+// its bytes, and its length): a large work tree's index takes
+// milliseconds to parse, every plan. It is read each time — not kept by
+// the file's status: a write through a shared mapping to a page already
+// dirty moves no change time (red team 26).
 var indexes = struct {
-	mu sync.Mutex
-	m  map[string]cachedIndex
-}{m: map[string]cachedIndex{}}
+	mu   sync.Mutex
+	m    map[string]cachedIndex
+	seed maphash.Seed
+}{m: map[string]cachedIndex{}, seed: maphash.MakeSeed()}
 
 type cachedIndex struct {
-	key  fileKey
-	size int64
+	sum  uint64
+	size int
 	hash int
 	idx  parsedIndex
 }
@@ -249,10 +251,8 @@ type parsedIndex struct {
 	ok bool
 }
 
-// indexGitlinks reads one index file (versions 2 to 4), through the cache.
-// The cache's key is the opened file's own status: a path changed
-// between a status and an open cannot file one file's reading under
-// another's key.
+// indexGitlinks reads one index file (versions 2 to 4); what it records
+// is parsed once for each content (see indexes).
 func indexGitlinks(path string, hashSize int) parsedIndex {
 	f, err := os.Open(path)
 	if err != nil {
@@ -263,29 +263,24 @@ func indexGitlinks(path string, hashSize int) parsedIndex {
 	if err != nil || !fi.Mode().IsRegular() {
 		return parsedIndex{}
 	}
-	key, cacheable := statKey(fi)
-	if cacheable {
-		indexes.mu.Lock()
-		c, ok := indexes.m[path]
-		indexes.mu.Unlock()
-		if ok && c.key == key && c.size == fi.Size() && c.hash == hashSize {
-			return c.idx
-		}
-	}
-	readAt := time.Now()
 	b, err := io.ReadAll(io.LimitReader(f, maxIndex+1))
 	if err != nil || len(b) > maxIndex {
 		return parsedIndex{}
 	}
-	idx := parseIndex(b, hashSize, strings.HasPrefix(filepath.Base(path), "sharedindex."))
-	if cacheable && readAt.Sub(key.ctime) > racyWindow && stampedFile(f) {
-		indexes.mu.Lock()
-		if len(indexes.m) >= maxGitlinks {
-			clear(indexes.m)
-		}
-		indexes.m[path] = cachedIndex{key, fi.Size(), hashSize, idx}
-		indexes.mu.Unlock()
+	sum := maphash.Bytes(indexes.seed, b)
+	indexes.mu.Lock()
+	c, ok := indexes.m[path]
+	indexes.mu.Unlock()
+	if ok && c.sum == sum && c.size == len(b) && c.hash == hashSize {
+		return c.idx
 	}
+	idx := parseIndex(b, hashSize, strings.HasPrefix(filepath.Base(path), "sharedindex."))
+	indexes.mu.Lock()
+	if len(indexes.m) >= maxGitlinks {
+		clear(indexes.m)
+	}
+	indexes.m[path] = cachedIndex{sum, len(b), hashSize, idx}
+	indexes.mu.Unlock()
 	return idx
 }
 

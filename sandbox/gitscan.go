@@ -3,6 +3,7 @@ package sandbox
 import (
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -103,7 +104,7 @@ func listDir(dir string, via fileKey) (dirListing, error) {
 		return dirListing{}, err
 	}
 	l := dirListing{dev: key.dev}
-	var head, objects, objectsLink, refs, commondir bool
+	var head, objects, refs, commondir bool
 	for _, e := range entries {
 		t := e.typ
 		// A case-insensitive folder finds .GIT as .git, and git does:
@@ -122,9 +123,11 @@ func listDir(dir string, via fileKey) (dirListing, error) {
 		case strings.EqualFold(name, "HEAD"):
 			head = t.IsRegular() || t&fs.ModeSymlink != 0
 		case strings.EqualFold(name, "objects"):
-			objects, objectsLink = t.IsDir(), t&fs.ModeSymlink != 0
+			// Any kind: git asks only that it be searchable (access
+			// X_OK), which an executable file is (red team 26).
+			objects = true
 		case strings.EqualFold(name, "refs"):
-			refs = t.IsDir()
+			refs = true
 		case strings.EqualFold(name, "commondir"):
 			commondir = t.IsRegular()
 		}
@@ -143,7 +146,7 @@ func listDir(dir string, via fileKey) (dirListing, error) {
 	if head && (objects && refs || commondir) {
 		l.mark |= markGitdir
 	}
-	if head && (objects || objectsLink || commondir) {
+	if head && (objects || commondir) {
 		l.mark |= markMaybeGitdir
 	}
 	if cacheable {
@@ -348,6 +351,7 @@ func findRepos(roots, tmp, skip []string) gitFound {
 			f.truncated = append(f.truncated, root)
 		}
 	}
+	f.above(roots)
 	f.followGitlinks()
 	return f
 }
@@ -384,22 +388,11 @@ func (f *gitFound) search(root string, maxDepth, maxDirs int, skip []string, ski
 		if err != nil {
 			continue
 		}
-		if l.mark&markGitdir != 0 {
-			// And searched on: to git's walk of a work tree it is a
-			// folder like any other (only a .git makes a repository), and
-			// what lies below it a repository git add -A records (red team
-			// 24 hid one under a folder laid out like a bare repository).
-			f.bare = append(f.bare, it.path)
-		}
-		dotgit := joinName(it.path, ".git")
-		switch {
-		case l.mark&markDotGitDir != 0:
-			f.dotGitDirs = append(f.dotGitDirs, [2]string{dotgit, it.path})
-		case l.mark&markDotGitFile != 0:
-			f.pointers = append(f.pointers, dotgit)
-		case l.mark&markDotGitLink != 0:
-			f.links = append(f.links, dotgit)
-		}
+		// A folder laid out like a gitdir is searched on: to git's walk
+		// of a work tree it is a folder like any other (only a .git makes
+		// a repository), and what lies below it a repository git add -A
+		// records (red team 24 hid one so).
+		f.take(it.path, l)
 		if it.depth == maxDepth {
 			continue
 		}
@@ -417,6 +410,45 @@ func (f *gitFound) search(root string, maxDepth, maxDirs int, skip []string, ski
 		}
 	}
 	return true
+}
+
+// take adds what the listing l of dir says it holds: a .git (folder,
+// file or link), or dir itself a gitdir.
+func (f *gitFound) take(dir string, l dirListing) {
+	if l.mark&markGitdir != 0 {
+		f.bare = append(f.bare, dir)
+	}
+	dotgit := joinName(dir, ".git")
+	switch {
+	case l.mark&markDotGitDir != 0:
+		f.dotGitDirs = append(f.dotGitDirs, [2]string{dotgit, dir})
+	case l.mark&markDotGitFile != 0:
+		f.pointers = append(f.pointers, dotgit)
+	case l.mark&markDotGitLink != 0:
+		f.links = append(f.links, dotgit)
+	}
+}
+
+// above looks at the folders above each root that lie inside another
+// root (a workspace at /tmp/a/b: /tmp/a/b's parents /tmp/a, not /tmp,
+// which its own search reads): git run in the root, finding no .git
+// there, takes the repository of the nearest folder above that holds
+// one, or is one (red team 26 made one in a workspace's parent in /tmp).
+func (f *gitFound) above(roots []string) {
+	inside := func(d string) bool {
+		return slices.ContainsFunc(roots, func(t string) bool { return within(d, t) })
+	}
+	seen := map[string]bool{}
+	for _, r := range roots {
+		for d := filepath.Dir(r); d != r && inside(d) && !seen[d]; r, d = d, filepath.Dir(d) {
+			seen[d] = true
+			already := slices.Contains(f.bare, d) || slices.ContainsFunc(f.dotGitDirs, func(g [2]string) bool { return g[1] == d }) ||
+				slices.Contains(f.pointers, joinName(d, ".git")) || slices.Contains(f.links, joinName(d, ".git"))
+			if l, err := listDir(d, fileKey{}); err == nil && !already {
+				f.take(d, l)
+			}
+		}
+	}
 }
 
 // joinName is filepath.Join(dir, name) for a clean dir and a name read

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/unified-exec/unified-exec/internal/testfs"
 
@@ -133,5 +134,80 @@ func TestFindReposWideFolderLast(t *testing.T) {
 	}
 	if !slices.Equal(f.truncated, []string{ws}) {
 		t.Errorf("the bound was reached and not said: %+v", f.truncated)
+	}
+}
+
+// TestReadAfterMappedWrite: a configuration and an index are read as
+// they are now even after a write through a shared mapping to a page
+// already dirty, which moves no change time (red team 26: a survey kept a
+// harmless reading keyed by the file's status, and the harmful content
+// written so after it was never told).
+func TestReadAfterMappedWrite(t *testing.T) {
+	dir := t.TempDir()
+	mapped := func(path string, content []byte) []byte {
+		t.Helper()
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		m, err := unix.Mmap(int(f.Fd()), 0, len(content), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Munmap(m) })
+		m[0] = content[0] // dirty the page: its one change of times
+		return m
+	}
+	config := filepath.Join(dir, "config")
+	cm := mapped(config, []byte("[core]\n\tpager = aaaa\n"))
+	const file, link = 0o100644, 0o160000
+	idxPath := filepath.Join(dir, "index")
+	im := mapped(idxPath, index(2, indexEntry(file, "node_modules/pkg", false)))
+	time.Sleep(racyWindow + 100*time.Millisecond)
+	if got := lastValue(readGitConfig(config), "core.pager"); got != "aaaa" {
+		t.Fatalf("pager = %q", got)
+	}
+	if idx := indexGitlinks(idxPath, 20); !idx.ok || len(idx.links) != 0 {
+		t.Fatalf("index: %+v", idx)
+	}
+	copy(cm, "[core]\n\tpager = bbbb\n")
+	copy(im, index(2, indexEntry(link, "node_modules/pkg", false)))
+	if got := lastValue(readGitConfig(config), "core.pager"); got != "bbbb" {
+		t.Errorf("the configuration written through the mapping: pager = %q", got)
+	}
+	if idx := indexGitlinks(idxPath, 20); !slices.Equal(idx.links, []string{"node_modules/pkg"}) {
+		t.Errorf("the index written through the mapping: links %q", idx.links)
+	}
+}
+
+// TestFindReposAbove: git run in a workspace with no .git takes the
+// repository of the nearest folder above it: one a command makes in a
+// folder above the workspace that lies in another writable root (/tmp) is
+// found, a .git there or the folder a gitdir itself (red team 26).
+func TestFindReposAbove(t *testing.T) {
+	for _, bare := range []bool{false, true} {
+		tmp, err := filepath.EvalSymlinks(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws := tmp + "/a/b/c/ws" // below the search of /tmp, one folder deep
+		mkdir(t, ws)
+		if bare {
+			mkdir(t, tmp+"/a/b/c/objects")
+			mkdir(t, tmp+"/a/b/c/refs")
+			if err := os.WriteFile(tmp+"/a/b/c/HEAD", []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			mkdir(t, tmp+"/a/b/.git")
+		}
+		f := findRepos([]string{tmp, ws}, []string{tmp}, nil)
+		if found := len(f.dotGitDirs) == 1 && f.dotGitDirs[0][1] == tmp+"/a/b" || slices.Equal(f.bare, []string{tmp + "/a/b/c"}); !found {
+			t.Errorf("bare %v: the repository above the workspace is not found: %+v", bare, f)
+		}
 	}
 }

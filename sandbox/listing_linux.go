@@ -213,10 +213,6 @@ func stampedLocally(fd int) bool {
 	return false
 }
 
-// stampedFile: f lies on a file system whose times the kernel sets as it
-// changes the file, on this machine (see fileMemo).
-func stampedFile(f *os.File) bool { return stampedLocally(int(f.Fd())) }
-
 // plainNames: the directory fd (whose status is st) lists its names as
 // lookups match them — not encrypted (by its status, or by its flags, for
 // a kernel whose statx does not say), and not case-folding — and its

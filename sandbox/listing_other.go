@@ -45,6 +45,3 @@ func openDir(dir string) (*os.File, error) { return os.Open(dir) }
 // sameDir and keepableDir: no listing is kept here (see statKey).
 func sameDir(*os.File, fileKey) bool { return false }
 func keepableDir(*os.File) bool      { return false }
-
-// stampedFile: no file's times are trusted here.
-func stampedFile(*os.File) bool { return false }

@@ -48,7 +48,7 @@ const (
 	markDotGitFile                      // a .git file (a worktree's or submodule's pointer)
 	markDotGitLink                      // a .git symbolic link
 	markGitdir                          // HEAD, objects/ and refs/: a gitdir itself (bare)
-	markMaybeGitdir                     // HEAD, and objects (or a link) or commondir: see looksLikeGitdir
+	markMaybeGitdir                     // HEAD, and objects (of any kind) or commondir: see looksLikeGitdir
 )
 
 // dirListing is what the search needs of one directory.
@@ -129,7 +129,7 @@ func listDir(dir string, via fileKey) (dirListing, error) {
 		case strings.EqualFold(name, "refs"):
 			refs = true
 		case strings.EqualFold(name, "commondir"):
-			commondir = t.IsRegular()
+			commondir = !t.IsDir() // a file, or a link git follows to one
 		}
 		switch {
 		case t.IsDir():

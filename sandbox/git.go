@@ -215,10 +215,37 @@ func (s *gitSurvey) seed(p string) {
 // pointer covers a .git file and the repository it names.
 func (s *gitSurvey) pointer(p string) {
 	s.keep(p)
+	raw := gitdirFileTarget(p)
 	target := readGitdirFile(p)
-	if target != "" && looksLikeGitdir(target) {
+	switch {
+	case processRelative(raw):
+		// Each process reads /proc/self and /dev/fd as its own: git,
+		// run in a work tree, finds another repository there than the
+		// survey can (red team 27 had one run through /proc/self/cwd).
+		s.items[p+" names"] = raw + " (a path each process reads as its own: the repository git finds there is not checked)"
+	case target != "" && looksLikeGitdir(target):
 		s.repo(target, filepath.Dir(p))
+	default:
+		s.items[p+" names"] = raw + " (no repository the survey can read there: what git finds is not checked)"
 	}
+}
+
+// processRelative: p reads differently in each process (/proc/self,
+// /proc/thread-self, /dev/fd, /dev/std*), or through another process's
+// view (/proc/<pid>).
+func processRelative(p string) bool {
+	return strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/dev/std")
+}
+
+// gitdirFileTarget is the path a .git file names, as written ("" when it
+// names none).
+func gitdirFileTarget(dotgit string) string {
+	b, ok := readGitFile(dotgit, maxGitdirFile)
+	if !ok {
+		return ""
+	}
+	target, _ := strings.CutPrefix(b, "gitdir: ")
+	return target
 }
 
 // repo covers the gitdir g whose work tree is w ("" for a bare
@@ -606,7 +633,7 @@ func readGitdirFile(dotgit string) string {
 	// "gitdir: " exactly, and every byte after it: git keeps a path's
 	// spaces (red team 26 named "g " to git, which trimming made "g").
 	target, ok := strings.CutPrefix(b, "gitdir: ")
-	if !ok || target == "" {
+	if !ok || target == "" || processRelative(target) {
 		return ""
 	}
 	return resolveFrom(filepath.Dir(dotgit), target)

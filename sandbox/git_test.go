@@ -962,3 +962,20 @@ func TestGitPathsAsGitReads(t *testing.T) {
 		}
 	}
 }
+
+// TestPointerGitCannotFollow: a .git file naming a path each process
+// reads as its own (/proc/self/cwd: git, run in the work tree, finds a
+// repository there the survey cannot), or naming no repository, is told
+// (red team 27 had the host's git status run a core.fsmonitor so).
+func TestPointerGitCannotFollow(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.write(t, "sub/.git", "gitdir: /proc/self/cwd/node_modules/.g\n", 0o644)
+	g.write(t, "gone/.git", "gitdir: ../nowhere\n", 0o644)
+	news := g.watch(t).Since(GitState{})
+	for _, want := range []string{g.ws + "/sub/.git names = /proc/self/cwd/node_modules/.g", g.ws + "/gone/.git names = ../nowhere"} {
+		if !slices.ContainsFunc(news, func(n string) bool { return strings.HasPrefix(n, want) }) {
+			t.Errorf("%q is not told: %q", want, news)
+		}
+	}
+}

@@ -434,6 +434,12 @@ func (s *gitSurvey) configs(g, common, w string, local []gitEntry) {
 		if e.key == "core.hookspath" {
 			hooksPath = e.value
 		}
+		// The user's own settings name programs too, relative ones
+		// from each work tree (red team 27: a global core.fsmonitor =
+		// tools/x runs the workspace's tools/x).
+		if noteworthy(e.key, e.value) {
+			s.programs(e, base)
+		}
 	}
 	var read []string
 	for _, f := range files {
@@ -472,6 +478,12 @@ func (s *gitSurvey) entry(file string, e gitEntry, base string) {
 		}
 		s.items[key] = e.value
 	}
+	s.programs(e, base)
+}
+
+// programs keeps the files e's value names by path (resolved from base, a
+// work tree: git runs them from there), and tells what they hold.
+func (s *gitSurvey) programs(e gitEntry, base string) {
 	switch {
 	case base == "", e.key == "core.hookspath", e.key == "include.path", strings.HasPrefix(e.key, "includeif."):
 		return // directories and files of their own, or nothing to resolve from

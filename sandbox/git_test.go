@@ -979,3 +979,22 @@ func TestPointerGitCannotFollow(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobalRelativeProgramCovered: a program the user's own
+// configuration names by a relative path runs from each work tree: the
+// workspace's copy is kept read-only, and what it holds is told when it
+// changes (red team 27, by reading).
+func TestGlobalRelativeProgramCovered(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.git(t, "", "config", "--global", "core.fsmonitor", "tools/fsmon.sh")
+	g.write(t, "tools/fsmon.sh", "#!/bin/sh\nexit 0\n", 0o755)
+	if plan := g.plan(t, nil); !slices.Contains(plan.Protected, g.ws+"/tools/fsmon.sh") {
+		t.Errorf("the workspace's tools/fsmon.sh is not protected: %v", plan.Protected)
+	}
+	before := g.watch(t)
+	g.write(t, "tools/fsmon.sh", "#!/bin/sh\nexit 1\n", 0o755)
+	if news := g.watch(t).Since(before); !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, g.ws+"/tools/fsmon.sh, now holds") }) {
+		t.Errorf("its change is not told: %q", news)
+	}
+}

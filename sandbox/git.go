@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -66,35 +67,54 @@ type gitSurvey struct {
 
 func newGitSurvey(roots []string, home string, commit bool) *gitSurvey {
 	s := &gitSurvey{roots: roots, home: home, commit: commit, seen: map[string]bool{}, items: map[string]string{}, noted: map[string]bool{}, parsed: map[string][]gitEntry{}}
-	if home != "" {
-		xdg := os.Getenv("XDG_CONFIG_HOME")
-		if xdg == "" {
-			xdg = filepath.Join(home, ".config")
-		}
-		for _, f := range []string{filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig")} {
-			s.readConfig(f, 0, func(file string, e gitEntry) {
-				s.entry(file, e, "")
-				s.global = append(s.global, e)
-				if !slices.Contains(s.globalFiles, file) {
-					s.globalFiles = append(s.globalFiles, file)
-				}
-			})
-		}
-		for _, f := range s.globalFiles {
-			s.keep(f)
-			s.noted[f] = true
-		}
-		// A relative core.hooksPath of the global configuration is each
-		// repository's (applied in configs); an absolute one is here.
-		for _, e := range s.global {
-			if e.key == "core.hookspath" {
-				if p := expand(e.value, home); filepath.IsAbs(p) {
-					s.hooksPath(filepath.Clean(p))
-				}
+	for _, f := range userConfigs(home) {
+		s.readConfig(f, 0, func(file string, e gitEntry) {
+			s.entry(file, e, "")
+			s.global = append(s.global, e)
+			if !slices.Contains(s.globalFiles, file) {
+				s.globalFiles = append(s.globalFiles, file)
+			}
+		})
+	}
+	for _, f := range s.globalFiles {
+		s.keep(f)
+		s.noted[f] = true
+	}
+	// A relative core.hooksPath of the global configuration is each
+	// repository's (applied in configs); an absolute one is here.
+	for _, e := range s.global {
+		if e.key == "core.hookspath" {
+			if p := expand(e.value, home); filepath.IsAbs(p) {
+				s.hooksPath(filepath.Clean(p))
 			}
 		}
 	}
 	return s
+}
+
+// userConfigs are the configuration files every repository reads, as git
+// finds them in this program's environment: the system's
+// ($GIT_CONFIG_SYSTEM, else /etc/gitconfig; none under GIT_CONFIG_NOSYSTEM)
+// and the user's ($GIT_CONFIG_GLOBAL, else $XDG_CONFIG_HOME/git/config
+// and ~/.gitconfig). Red team 28 set core.hooksPath = .githooks in the
+// system's, which the survey did not read. (The host's git must run with
+// the same environment for this to hold.)
+func userConfigs(home string) []string {
+	var files []string
+	if !isGitTrue(os.Getenv("GIT_CONFIG_NOSYSTEM")) {
+		files = append(files, cmp.Or(os.Getenv("GIT_CONFIG_SYSTEM"), "/etc/gitconfig"))
+	}
+	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+		return append(files, g)
+	}
+	if home == "" {
+		return files
+	}
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	return append(files, filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig"))
 }
 
 // inRoots reports whether p is a writable root or inside one.
@@ -293,6 +313,7 @@ func (s *gitSurvey) repo(g, w string) {
 		s.repo(common, mainWorktree(common))
 	}
 	s.configs(g, common, w, local)
+	s.paused(g)
 	if common != g {
 		// A linked worktree keeps its submodules' gitdirs in its own
 		// gitdir (red team 25 hid one in worktrees/<id>/modules).
@@ -331,11 +352,49 @@ func (s *gitSurvey) repo(g, w string) {
 				s.items[filepath.Join(admin, "commondir")+" points to"] = named
 			}
 			s.configs(admin, g, wt, local)
+			s.paused(admin)
 			s.modules(filepath.Join(admin, "modules"))
 		}
 	}
 	// Its submodules' gitdirs (names may hold slashes: modules/lib/x).
 	s.modules(filepath.Join(g, "modules"))
+}
+
+// paused tells what a rebase, cherry-pick or revert paused in gitdir g
+// will run when the person continues it: exec lines of its to-do list,
+// and a merge strategy that is not git's own (strategy x runs
+// git-merge-x, from PATH or the work tree: red team 28 had git rebase
+// --continue run one a command wrote there).
+func (s *gitSurvey) paused(g string) {
+	var runs []string
+	for _, todo := range []string{"rebase-merge/git-rebase-todo", "sequencer/todo"} {
+		text, _ := readGitFile(filepath.Join(g, todo), maxGitConfig)
+		for _, line := range strings.Split(text, "\n") {
+			f := strings.Fields(line)
+			if len(f) > 1 && (f[0] == "exec" || f[0] == "x") {
+				runs = append(runs, strings.TrimSpace(line))
+			}
+		}
+	}
+	strategies := []string{}
+	if st, _ := readGitFile(filepath.Join(g, "rebase-merge/strategy"), maxGitdirFile); st != "" {
+		strategies = append(strategies, st)
+	}
+	if opts := readGitConfig(filepath.Join(g, "sequencer/opts")); opts != nil {
+		if st := lastValue(opts, "options.strategy"); st != "" {
+			strategies = append(strategies, st)
+		}
+	}
+	for _, st := range strategies {
+		switch st {
+		case "ort", "recursive", "resolve", "octopus", "ours", "subtree":
+		default:
+			runs = append(runs, "merge strategy "+st+" (runs git-merge-"+st+")")
+		}
+	}
+	if len(runs) > 0 {
+		s.items["paused "+g] = "git rebase --continue (or cherry-pick --continue) runs: " + strings.Join(runs, "; ")
+	}
 }
 
 // modules covers the gitdirs below dir, a modules/ folder, at any depth

@@ -998,3 +998,37 @@ func TestGlobalRelativeProgramCovered(t *testing.T) {
 		t.Errorf("its change is not told: %q", news)
 	}
 }
+
+// TestPausedRebaseTold: a rebase left paused with an exec line, or with a
+// merge strategy not git's own (git-merge-<x> from the work tree), is
+// told: git rebase --continue runs it (red team 28).
+func TestPausedRebaseTold(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	before := g.watch(t)
+	g.write(t, ".git/rebase-merge/git-rebase-todo", "pick 1234567 x\nexec sh ../evil.sh\n", 0o644)
+	g.write(t, ".git/rebase-merge/strategy", "x/evil\n", 0o644)
+	news := g.watch(t).Since(before)
+	for _, want := range []string{"exec sh ../evil.sh", "merge strategy x/evil"} {
+		if !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, want) }) {
+			t.Errorf("%q is not told: %q", want, news)
+		}
+	}
+}
+
+// TestSystemConfigRead: the system's configuration ($GIT_CONFIG_SYSTEM)
+// is read as git reads it: its relative core.hooksPath is each
+// repository's, kept read-only (red team 28).
+func TestSystemConfigRead(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	system := filepath.Join(g.root, "system.gitconfig")
+	if err := os.WriteFile(system, []byte("[core]\n\thooksPath = .githooks\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "")
+	t.Setenv("GIT_CONFIG_SYSTEM", system)
+	if plan := g.plan(t, nil); !slices.Contains(plan.Protected, g.ws+"/.githooks") {
+		t.Errorf("the hooks folder the system's configuration names is not protected: %v", plan.Protected)
+	}
+}

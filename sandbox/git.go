@@ -305,6 +305,11 @@ func (s *gitSurvey) repo(g, w string) {
 			// covered.
 			s.keepDir(filepath.Join(g, "hooks"))
 			s.keepFile(filepath.Join(g, "config"))
+			// git still takes a remote no configuration defines from
+			// these folders' files (red team 29 named a bare repository
+			// whose pre-receive a push ran).
+			s.keepDir(filepath.Join(g, "remotes"))
+			s.keepDir(filepath.Join(g, "branches"))
 		}
 	} else {
 		s.keep(g)
@@ -321,6 +326,15 @@ func (s *gitSurvey) repo(g, w string) {
 		return
 	}
 	s.hookDirs = append(s.hookDirs, filepath.Join(g, "hooks"))
+	// Remotes of git's older files (remotes/<name>, branches/<name>),
+	// which git no longer writes: each is told, with what it holds.
+	for _, dir := range []string{"remotes", "branches"} {
+		entries, _ := os.ReadDir(filepath.Join(g, dir))
+		for _, e := range entries {
+			p := filepath.Join(g, dir, e.Name())
+			s.items["legacy remote "+p] = contentOf(p)
+		}
+	}
 	// The repository's linked worktrees: their own gitdirs here, each
 	// with a .git file in its work tree.
 	if ids, err := os.ReadDir(filepath.Join(g, "worktrees")); err == nil {
@@ -1039,6 +1053,8 @@ func gitLine(k, v string) string {
 	switch {
 	case strings.HasPrefix(k, "hook "):
 		return "an executable hook " + strings.TrimPrefix(k, "hook ") + " (" + v + ")"
+	case strings.HasPrefix(k, "legacy remote "):
+		return "a remote in git's older form, " + strings.TrimPrefix(k, "legacy remote ") + ", which a push or fetch to that name uses where no configuration names it: " + v
 	case strings.HasPrefix(k, "program "):
 		return "a program the configuration names, " + strings.TrimPrefix(k, "program ") + ", now holds " + v
 	case strings.HasSuffix(k, " points to"):

@@ -217,7 +217,8 @@ func TestCompileGitHooksPathMissing(t *testing.T) {
 	g.git(t, "", "config", "core.hooksPath", "tools/git/hooks")
 	plan := g.plan(t, nil)
 	want := []string{g.ws + "/tools", g.ws + "/tools/git", g.ws + "/tools/git/hooks"}
-	if !slices.Equal(plan.MakeDirs, want) {
+	made := slices.DeleteFunc(slices.Clone(plan.MakeDirs), func(d string) bool { return within(d, g.ws+"/.git") }) // remotes/, branches/: as git's templates have them
+	if !slices.Equal(made, want) {
 		t.Errorf("made %v, want %v", plan.MakeDirs, want)
 	}
 	if !slices.Contains(plan.Protected, g.ws+"/tools/git/hooks") {
@@ -1030,5 +1031,26 @@ func TestSystemConfigRead(t *testing.T) {
 	t.Setenv("GIT_CONFIG_SYSTEM", system)
 	if plan := g.plan(t, nil); !slices.Contains(plan.Protected, g.ws+"/.githooks") {
 		t.Errorf("the hooks folder the system's configuration names is not protected: %v", plan.Protected)
+	}
+}
+
+// TestLegacyRemotesTold: a remote in git's older form (remotes/<name>,
+// branches/<name>), which a push to a name no configuration defines uses,
+// is told, and the folders are kept read-only (red team 29: a push ran
+// a bare repository's pre-receive so).
+func TestLegacyRemotesTold(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	if plan := g.plan(t, nil); !slices.Contains(plan.Protected, g.ws+"/.git/remotes") || !slices.Contains(plan.Protected, g.ws+"/.git/branches") {
+		t.Errorf("remotes/ and branches/ are not protected: %v", plan.Protected)
+	}
+	before := g.watch(t)
+	g.write(t, ".git/remotes/origin", "URL: /dev/shm/evil.git\nPush: refs/heads/main:refs/heads/main\n", 0o644)
+	g.write(t, ".git/branches/up", "/dev/shm/evil.git\n", 0o644)
+	news := g.watch(t).Since(before)
+	for _, want := range []string{"/.git/remotes/origin", "/.git/branches/up"} {
+		if !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, "older form, "+g.ws+want) }) {
+			t.Errorf("%s is not told: %q", want, news)
+		}
 	}
 }

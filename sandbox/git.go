@@ -353,7 +353,7 @@ func (s *gitSurvey) repo(g, w string) {
 				}
 			}
 			wt := ""
-			if dotgit := readLine(filepath.Join(admin, "gitdir")); dotgit != "" {
+			if dotgit := readGitPath(filepath.Join(admin, "gitdir")); dotgit != "" {
 				dotgit = resolvePath(dotgit, admin, s.home)
 				wt = filepath.Dir(dotgit)
 				if st, err := os.Lstat(dotgit); err == nil && st.Mode().IsRegular() {
@@ -572,11 +572,27 @@ func (s *gitSurvey) programs(e gitEntry, base string) {
 				s.keep(real)
 				// Kept read-only only inside the writable roots: what it
 				// holds is told again whenever it changes (red team 24
-				// rewrote a program in /dev/shm after it was told).
-				s.items["program "+real] = contentOf(real)
+				// rewrote a program in /dev/shm after it was told). Not
+				// the system's programs (/usr/bin/gpg, a credential
+				// helper), which no command can write: hashing them
+				// twice a call cost milliseconds.
+				if s.inRoots(real) || !systemFile(real) {
+					s.items["program "+real] = contentOf(real)
+				}
 			}
 		}
 	}
+}
+
+// systemFile: p lies in a folder of the system's (/usr, /bin, /etc...),
+// which the sandbox mounts read-only outside the writable roots.
+func systemFile(p string) bool {
+	for _, d := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt"} {
+		if within(p, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // contentOf identifies what the file at path holds: its size and a hash
@@ -753,10 +769,10 @@ func readGitFile(path string, max int64) (string, bool) {
 // maxGitdirFile is the largest .git file git reads (1 MiB).
 const maxGitdirFile = 1 << 20
 
-// readLine is a commondir or gitdir file's path as git reads it (see
+// readGitPath is a commondir or gitdir file's path as git reads it (see
 // readGitFile): not its first line trimmed — git keeps what follows a
 // newline inside, and spaces; "" if none.
-func readLine(path string) string {
+func readGitPath(path string) string {
 	b, _ := readGitFile(path, maxGitdirFile)
 	return b
 }
@@ -792,7 +808,7 @@ func isDir(p string) bool {
 // commondirOf is the directory g's commondir file names (resolved
 // when it exists), "" when g has none.
 func commondirOf(g, home string) string {
-	c := readLine(filepath.Join(g, "commondir"))
+	c := readGitPath(filepath.Join(g, "commondir"))
 	if c == "" {
 		return ""
 	}
@@ -906,7 +922,7 @@ func gitRoots(roots []string, home string) (extra, notes []string) {
 			continue
 		}
 		back := ""
-		if b := readLine(filepath.Join(g, "gitdir")); b != "" {
+		if b := readGitPath(filepath.Join(g, "gitdir")); b != "" {
 			back = resolvePath(b, g, home)
 		} else if wt := lastValue(readGitConfig(filepath.Join(g, "config")), "core.worktree"); wt != "" {
 			back = filepath.Join(resolvePath(wt, g, home), ".git")
@@ -919,7 +935,7 @@ func gitRoots(roots []string, home string) (extra, notes []string) {
 			continue
 		}
 		extra = append(extra, g)
-		if c := readLine(filepath.Join(g, "commondir")); c != "" {
+		if c := readGitPath(filepath.Join(g, "commondir")); c != "" {
 			// A linked worktree's gitdir is <common>/worktrees/<name>:
 			// only that common directory is one it commits into. Any
 			// other the file names would be made writable on its word.

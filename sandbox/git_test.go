@@ -1054,3 +1054,23 @@ func TestLegacyRemotesTold(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemProgramNotHashed: a program of the system's that a setting
+// names (gpg, a credential helper) is not read each survey: no command
+// can write it.
+func TestSystemProgramNotHashed(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	sh, err := filepath.EvalSymlinks("/bin/sh")
+	if err != nil {
+		t.Skip("no /bin/sh")
+	}
+	g.git(t, "", "config", "gpg.program", sh)
+	news := g.watch(t).Since(GitState{})
+	if !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, "gpg.program") }) {
+		t.Errorf("the setting is not told: %q", news)
+	}
+	if slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, "a program the configuration names, "+sh) }) {
+		t.Errorf("a system program is hashed: %q", news)
+	}
+}

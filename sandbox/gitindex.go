@@ -181,7 +181,7 @@ func gitdirOf(dotgit string) string {
 // than git reads for it, never less).
 func gitdirSettings(gitdir string) (hashSize int, worktree string) {
 	common := gitdir
-	if c := readLine(filepath.Join(gitdir, "commondir")); c != "" {
+	if c := readGitPath(filepath.Join(gitdir, "commondir")); c != "" {
 		if r := resolveFrom(gitdir, c); r != "" {
 			common = r
 		}

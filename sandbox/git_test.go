@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/user"
@@ -1073,4 +1074,69 @@ func TestSystemProgramNotHashed(t *testing.T) {
 	if slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, "a program the configuration names, "+sh) }) {
 		t.Errorf("a system program is hashed: %q", news)
 	}
+}
+
+// TestParseGitConfigDifferential reads random configuration texts, built
+// of the bytes git's parser treats specially, with both the survey's
+// parser and git itself (git config --file F --list -z): where the survey
+// reads a file whole, git reads the same entries; where git refuses a
+// file, the survey says it may read otherwise (unparsedKey); where the
+// survey refuses what git reads (a section starting with a dot, which
+// names no setting of git's), what it read before agrees with git.
+func TestParseGitConfigDifferential(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	tokens := []string{"[", "]", "[core]", "[remote \"o\"]", " ", "\t", "\"", "\\", "=", " = ", "\n", "\r", "\r\n",
+		"#", ";", ".", "a", "A", "1", "-", "\x00", "b", "n", "t", "\\\n", "x", "Y", "fsmonitor", "\v", "\xef\xbb\xbf", "\\b", "\\\"",
+		"[.", "[. \"\"]", "[x \"\"]", "\"\"", "[a.B]"}
+	rng := rand.New(rand.NewPCG(20, 26))
+	dir := t.TempDir()
+	refusedMore := 0
+	for i := range 1500 {
+		var b strings.Builder
+		if i%2 == 0 {
+			b.WriteString("[core]\n")
+		}
+		for range 1 + rng.IntN(14) {
+			b.WriteString(tokens[rng.IntN(len(tokens))])
+		}
+		text := b.String()
+		path := filepath.Join(dir, "config")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("git", "config", "--file", path, "--list", "-z")
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+		out, err := cmd.Output()
+		var gits []gitEntry
+		if err == nil {
+			for _, rec := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+				if rec == "" {
+					continue
+				}
+				k, v, ok := strings.Cut(rec, "\n")
+				if !ok {
+					v = "true"
+				}
+				gits = append(gits, gitEntry{k, v})
+			}
+		} else if _, exited := err.(*exec.ExitError); !exited {
+			t.Fatal(err)
+		}
+		ours := parseGitConfig(text)
+		refused := len(ours) > 0 && ours[len(ours)-1].key == unparsedKey
+		switch {
+		case err != nil && !refused:
+			t.Errorf("%q: git refuses it, the survey reads %q", text, ours)
+		case err == nil && !refused && !slices.Equal(ours, gits):
+			t.Errorf("%q: the survey reads %q, git reads %q", text, ours, gits)
+		case err == nil && refused:
+			refusedMore++
+			if read := ours[:len(ours)-1]; len(read) > len(gits) || !slices.Equal(read, gits[:len(read)]) {
+				t.Errorf("%q: the survey reads %q before refusing, git reads %q", text, read, gits)
+			}
+		}
+	}
+	t.Logf("texts git reads and the survey refuses: %d of 1500", refusedMore)
 }

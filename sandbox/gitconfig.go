@@ -140,7 +140,10 @@ func (r *configReader) next() (c byte, eof bool) {
 // header reads a section header after its "[": "section" (lower case;
 // the older [section.sub] is lower case whole) or "section.sub" for
 // [section "sub"] (the subsection as written); ok is false where git
-// refuses it.
+// refuses it, and where the section starts with a dot ([.x], [. "y"]):
+// git reads those, but they name no setting of git's, and a key that
+// starts with a dot is refused here (and so noteworthy) rather than kept
+// as one no rule of the survey's expects.
 func (r *configReader) header() (string, bool) {
 	var name strings.Builder
 	for {
@@ -149,8 +152,6 @@ func (r *configReader) header() (string, bool) {
 		case eof:
 			return "", false
 		case c == ']':
-			// No key of git's starts with a dot: one that would is
-			// refused here, and so noteworthy.
 			h := name.String()
 			return h, h != "" && h[0] != '.'
 
@@ -171,7 +172,7 @@ func (r *configReader) subsection(name *strings.Builder, c byte) (string, bool) 
 		}
 		c, _ = r.next()
 	}
-	if c != '"' || name.Len() == 0 {
+	if c != '"' || name.Len() == 0 || name.String()[0] == '.' {
 		return "", false
 	}
 	name.WriteByte('.')

@@ -853,7 +853,7 @@ func resolvePath(p, base, home string) string {
 // physical is the absolute path p, cleaned, with the links before each
 // ".." followed (see resolvePath).
 func physical(p string) string {
-	if !slices.Contains(strings.Split(p, "/"), "..") {
+	if !hasDotDot(p) {
 		return filepath.Clean(p)
 	}
 	if real, err := filepath.EvalSymlinks(p); err == nil {

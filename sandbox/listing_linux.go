@@ -307,7 +307,7 @@ var errNotListed = errors.New("not listed")
 // path with ".." is never said absent (".." after a link is the link's
 // target's folder).
 func (a *absence) absent(path string) bool {
-	if !filepath.IsAbs(path) || slices.Contains(strings.Split(path, "/"), "..") {
+	if !filepath.IsAbs(path) || hasDotDot(path) {
 		return false
 	}
 	return a.absentClean(filepath.Clean(path))
@@ -335,7 +335,7 @@ func (a *absence) absentClean(path string) bool {
 // present: path's folder has an entry of its name (from a listing at
 // hand, as absent).
 func (a *absence) present(path string) bool {
-	if !filepath.IsAbs(path) || slices.Contains(strings.Split(path, "/"), "..") {
+	if !filepath.IsAbs(path) || hasDotDot(path) {
 		return false
 	}
 	path = filepath.Clean(path)

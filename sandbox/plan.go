@@ -1083,7 +1083,7 @@ func carveFrom(root string, typ os.FileMode, excluded []string, leaf Access) []G
 		below = respell(root, names, below)
 	}
 	for i, name := range names {
-		out = append(out, carveFrom(filepath.Join(root, name), types[i], below, leaf)...)
+		out = append(out, carveFrom(joinName(root, name), types[i], below, leaf)...)
 	}
 	return out
 }
@@ -1134,7 +1134,21 @@ func within(path, dir string) bool {
 	if dir == "/" {
 		return path != "/" && strings.HasPrefix(path, "/")
 	}
-	return strings.HasPrefix(path, dir+"/")
+	// No dir+"/" built: carve asks this of every entry of a home.
+	return len(path) > len(dir) && path[len(dir)] == '/' && strings.HasPrefix(path, dir)
+}
+
+// hasDotDot reports whether path has a ".." name (without splitting it:
+// the plan asks this of many paths).
+func hasDotDot(path string) bool {
+	for rest := path; rest != ""; {
+		var name string
+		name, rest, _ = strings.Cut(rest, "/")
+		if name == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // exists: path (followed) is there.
@@ -1152,7 +1166,7 @@ func exists(path string) bool {
 // absent). lookups spares the lookups of names its listings say absent.
 func realLater(p string, resolved map[string]string, lookups *absence) string {
 	for range 40 {
-		if slices.Contains(strings.Split(p, "/"), "..") {
+		if hasDotDot(p) {
 			return ""
 		}
 		p = filepath.Clean(p)

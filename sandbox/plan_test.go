@@ -504,3 +504,13 @@ func TestUnixSocketLine(t *testing.T) {
 		t.Error("the header read as a socket")
 	}
 }
+
+// TestHasDotDot: hasDotDot says what splitting the path at each slash
+// and looking for a ".." name says.
+func TestHasDotDot(t *testing.T) {
+	for _, p := range []string{"", "/", "..", "/..", "../", "/a/..", "/a/../b", "/a/..b", "/a/b..", "/a/.../b", "a//..//b", "/a/.", "...", "/a/b/c"} {
+		if got, want := hasDotDot(p), slices.Contains(strings.Split(p, "/"), ".."); got != want {
+			t.Errorf("hasDotDot(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

@@ -52,7 +52,8 @@ type Sandbox struct {
 	// Protected are names (relative to each writable root) or absolute
 	// paths that stay read-only inside writable roots.
 	Protected []string `toml:"protected"`
-	// DenyRead are paths ("~/" expands to $HOME) that cannot be read.
+	// DenyRead are paths that cannot be read ("~/" is both $HOME and the
+	// account's own home where they differ; "~user/" that user's).
 	DenyRead []string `toml:"deny_read"`
 	// Git is how much of the git repositories inside writable roots
 	// commands may change: [GitCommit] or [GitReadOnly].

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -773,4 +775,31 @@ func TestCompileSocketFolderNotThroughLink(t *testing.T) {
 	if err != nil || !st.IsDir() || st.Mode().Perm() != 0o700 {
 		t.Fatalf("the tmux folder under a real $TMUX_TMPDIR: %v %v", st, err)
 	}
+}
+
+// TestApplyDenyReadAccountHome: with HOME elsewhere (a CI step's scratch
+// folder) or unset, a file the policy makes unreadable under "~" cannot
+// be read from inside in the account's own home either (it was, before:
+// "~" was $HOME alone, and with HOME unset the entry was skipped).
+func TestApplyDenyReadAccountHome(t *testing.T) {
+	sandboxtest.Require(t)
+	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
+	if err != nil || u.HomeDir == "" {
+		t.Skipf("the password database gives this user no home: %v", err)
+	}
+	name := fmt.Sprintf(".unified-exec-deny-test-%d", os.Getpid())
+	secret := filepath.Join(u.HomeDir, name)
+	if err := os.WriteFile(secret, []byte("ACCOUNT SECRET\n"), 0o600); err != nil {
+		t.Skipf("cannot write in the account's home %s: %v", u.HomeDir, err)
+	}
+	defer os.Remove(secret)
+	layers(t, func(t *testing.T, isolate bool) {
+		e := newEnv(t)
+		deny := func(p *policy.Sandbox) { p.DenyRead = append(p.DenyRead, "~/"+name) }
+		cmd := "cat " + secret
+		mustFail(t, e.run(t, e.plan(t, deny), isolate, cmd), cmd+" (HOME elsewhere)")
+		t.Setenv("HOME", "")
+		mustFail(t, e.run(t, e.plan(t, deny), isolate, cmd), cmd+" (HOME unset)")
+		mustPass(t, e.run(t, e.plan(t, nil), isolate, cmd), cmd+" (not denied)", "ACCOUNT SECRET")
+	})
 }

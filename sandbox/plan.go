@@ -364,40 +364,50 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	// gh auth login while it runs) is unreadable to it as well.
 	var deny, later []string
 	resolved := map[string]string{}
-	for _, d := range p.DenyRead {
-		d = expand(d, home)
-		if strings.HasPrefix(d, "~") {
-			plan.Notes = append(plan.Notes, fmt.Sprintf("deny_read %q skipped: $HOME is not set", d))
-			continue
+	// "~" is the home of $HOME and the account's own (see homesOf).
+	homes := homesOf(home)
+	for _, entry := range p.DenyRead {
+		ds, why := expandHomes(entry, homes)
+		if why != "" {
+			plan.Notes = append(plan.Notes, fmt.Sprintf("deny_read %q skipped: %s", entry, why))
 		}
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(ws, d)
-		}
-		// Most of the default list is absent: one stat says so, where
-		// EvalSymlinks would lstat each component.
-		if lookups.absent(d) || !exists(d) {
-			if l := realLater(d, resolved, lookups); l != "" && !inRoots(l) {
-				later = append(later, l)
+		for _, d := range ds {
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(ws, d)
 			}
-			continue
+			// Most of the default list is absent: one stat says so, where
+			// EvalSymlinks would lstat each component.
+			if lookups.absent(d) || !exists(d) {
+				if l := realLater(d, resolved, lookups); l != "" && !inRoots(l) {
+					later = append(later, l)
+				}
+				continue
+			}
+			real, err := filepath.EvalSymlinks(d)
+			if err != nil {
+				continue
+			}
+			if real == "/" {
+				return Plan{}, fmt.Errorf("sandbox: deny_read %q is the root directory: nothing could run", d)
+			}
+			deny = append(deny, real)
 		}
-		real, err := filepath.EvalSymlinks(d)
-		if err != nil {
-			continue
-		}
-		if real == "/" {
-			return Plan{}, fmt.Errorf("sandbox: deny_read %q is the root directory: nothing could run", d)
-		}
-		deny = append(deny, real)
 	}
 	plan.DenyRead = dedupe(deny)
 
 	// Protected paths, found under every root before nested roots go. A
 	// .git named there is the git survey's to cover.
 	var protected, absent, seeds []string
+	var names []string
+	for _, name := range p.Protected {
+		paths, why := expandHomes(name, homes)
+		if why != "" {
+			plan.Notes = append(plan.Notes, fmt.Sprintf("protected %q skipped: %s", name, why))
+		}
+		names = append(names, paths...)
+	}
 	for _, root := range roots {
-		for _, name := range p.Protected {
-			path := expand(name, home)
+		for _, path := range names {
 			if filepath.IsAbs(path) {
 				if !within(filepath.Clean(path), root) {
 					continue
@@ -1258,6 +1268,57 @@ func expand(p, home string) string {
 		}
 	}
 	return p
+}
+
+// homesOf is where "~" is in a deny_read or protected entry: $HOME (home)
+// and the account's own home, from the password database, where it
+// differs. A job run with HOME elsewhere (a CI step's scratch folder) or
+// unset (env -i, a service's environment) still has the account's
+// credentials in its home, and tools that read the database (ssh) use
+// them there: both are covered, so neither setting opens ~/.ssh.
+func homesOf(home string) []string {
+	var out []string
+	if home != "" {
+		out = append(out, filepath.Clean(home))
+	}
+	if a := accountHome(); a != "" && !slices.Contains(out, a) {
+		out = append(out, a)
+	}
+	return out
+}
+
+// accountHome is the home the password database gives this process's
+// user ("" where it gives none), looked up once.
+var accountHome = sync.OnceValue(func() string {
+	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
+	if err != nil || !filepath.IsAbs(u.HomeDir) {
+		return ""
+	}
+	return filepath.Clean(u.HomeDir)
+})
+
+// expandHomes is entry with a leading "~" or "~/" in each of homes, or
+// with "~user" or "~user/" in that user's home; entry as it is when it
+// has no "~". why says why there is none: no home known, or no such user.
+func expandHomes(entry string, homes []string) (paths []string, why string) {
+	if !strings.HasPrefix(entry, "~") {
+		return []string{entry}, ""
+	}
+	name, rest, _ := strings.Cut(entry[1:], "/")
+	if name == "" {
+		if len(homes) == 0 {
+			return nil, "$HOME is not set and the password database gives this user no home"
+		}
+		for _, h := range homes {
+			paths = append(paths, filepath.Join(h, rest))
+		}
+		return paths, ""
+	}
+	u, err := user.Lookup(name)
+	if err != nil || !filepath.IsAbs(u.HomeDir) {
+		return nil, fmt.Sprintf("no user %q here, so no home of theirs", name)
+	}
+	return []string{filepath.Join(u.HomeDir, rest)}, ""
 }
 
 // resolveFrom resolves p (relative to dir) through symbolic links; "" if

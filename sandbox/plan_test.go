@@ -127,6 +127,9 @@ func compileGolden(t *testing.T, c goldenCase) (Plan, string) {
 	hostSockets := serviceSockets
 	serviceSockets = func(*absence, string, []string) ([]string, error) { return nil, nil } // the host's are not the golden files
 	defer func() { serviceSockets = hostSockets }()
+	hostHome := accountHome
+	accountHome = func() string { return "" } // nor the account's home (TestDenyReadAccountHome)
+	defer func() { accountHome = hostHome }()
 	root, ws := tree(t)
 	p := policy.DefaultSandbox()
 	p.ExcludeSlashTmp = true // the tree lives in /tmp; see TestCompileTmp
@@ -511,6 +514,55 @@ func TestHasDotDot(t *testing.T) {
 	for _, p := range []string{"", "/", "..", "/..", "../", "/a/..", "/a/../b", "/a/..b", "/a/b..", "/a/.../b", "a//..//b", "/a/.", "...", "/a/b/c"} {
 		if got, want := hasDotDot(p), slices.Contains(strings.Split(p, "/"), ".."); got != want {
 			t.Errorf("hasDotDot(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// TestDenyReadAccountHome: "~" in deny_read is $HOME and the account's
+// own home where they differ, or the account's alone with HOME unset: a
+// job run with HOME elsewhere (a CI step's scratch folder) or none
+// (env -i) read the account's ~/.ssh before. An entry that names no home
+// is skipped with a note that says why.
+func TestDenyReadAccountHome(t *testing.T) {
+	root, ws := tree(t)
+	account := root + "/account"
+	for _, d := range []string{account + "/.ssh", account + "/.aws"} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hostHome := accountHome
+	accountHome = func() string { return account }
+	defer func() { accountHome = hostHome }()
+	compile := func(mod func(*policy.Sandbox)) Plan {
+		t.Helper()
+		p := policy.DefaultSandbox()
+		p.ExcludeSlashTmp = true
+		if mod != nil {
+			mod(&p)
+		}
+		plan, err := Compile(p, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan
+	}
+	plan := compile(nil)
+	for _, want := range []string{root + "/home/.ssh", account + "/.ssh", account + "/.aws"} {
+		if !slices.Contains(plan.DenyRead, want) {
+			t.Errorf("HOME elsewhere: %s is readable: deny %q", want, plan.DenyRead)
+		}
+	}
+	t.Setenv("HOME", "")
+	plan = compile(nil)
+	if !slices.Contains(plan.DenyRead, account+"/.ssh") {
+		t.Errorf("HOME unset: the account's .ssh is readable: deny %q", plan.DenyRead)
+	}
+	accountHome = func() string { return "" }
+	plan = compile(func(p *policy.Sandbox) { p.DenyRead = []string{"~/.ssh", "~no-such-user-here/.ssh"} })
+	for _, want := range []string{`deny_read "~/.ssh" skipped: $HOME is not set and the password database gives this user no home`, `deny_read "~no-such-user-here/.ssh" skipped: no user "no-such-user-here" here`} {
+		if !slices.ContainsFunc(plan.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
+			t.Errorf("no note %q: %q", want, plan.Notes)
 		}
 	}
 }

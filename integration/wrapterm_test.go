@@ -320,3 +320,37 @@ func TestWrapTerminal(t *testing.T) {
 		tm.exit()
 	})
 }
+
+// TestWrapTerminalGitNoteShown: a command cannot hide the wrapper's Git
+// note on the person's terminal. It set a value that held a carriage
+// return, an erase-line and a conceal sequence (core.pager =
+// "less\r\e[2KALL FINE\e[8m") and left the terminal concealed: the note
+// was erased and what followed it invisible. The note's values are
+// escaped now, and a note on a terminal starts by resetting the text
+// attributes.
+func TestWrapTerminalGitNoteShown(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	ws := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	tm := startTerm(t, ws, 24, 200, "sh", "-c", `git init -q sub && git -C sub config core.pager "$(printf 'less\r\033[2KALL FINE\033[8m')" && printf 'done\033[8m'`)
+	if code := tm.exit(); code != 0 {
+		t.Fatalf("exit %d: %q", code, tm.output())
+	}
+	out := tm.output()
+	i := strings.Index(out, "unified-exec: Git:")
+	if i < 0 {
+		t.Fatalf("no Git note: %q", out)
+	}
+	if !strings.HasSuffix(out[:i], "\x1b[0m") {
+		t.Errorf("the note does not reset the text attributes the command left concealed: %q", out)
+	}
+	note, _, _ := strings.Cut(out[i:], "\n")
+	note = strings.TrimSuffix(note, "\r") // the terminal's own, before its newline
+	if strings.ContainsAny(note, "\x1b\r") || !strings.Contains(note, `less\r\x1b[2KALL FINE\x1b[8m`) {
+		t.Errorf("the command's value reaches the terminal unescaped: %q", note)
+	}
+}

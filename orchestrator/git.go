@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/unified-exec/unified-exec/approval"
 	"github.com/unified-exec/unified-exec/sandbox"
 )
 
@@ -135,10 +136,22 @@ const gitRunningNote = "Git: the session still runs, and may change the reposito
 
 // gitPartialNote says what the survey could not check from the start.
 func gitPartialNote(partial []string) string {
-	return "Git: the check of the repositories under the writable roots is partial here, as it was before any command ran: " + strings.Join(partial, "; ") + ". A repository there that a command makes or changes is not checked: look at any before running git in it (git add -A records one it finds as a submodule, which git status then enters)."
+	return "Git: the check of the repositories under the writable roots is partial here, as it was before any command ran: " + joinEscaped(partial) + ". A repository there that a command makes or changes is not checked: look at any before running git in it (git add -A records one it finds as a submodule, which git status then enters)."
 }
 
 // gitNote says what appeared, for the model and the person.
 func gitNote(news []string) string {
-	return "Git: this appeared in a repository under the writable roots, and is not among the settings known to be harmless: it may make git run a program there, as the user, outside the sandbox (or say what could not be checked); check it before running git in that repository: " + strings.Join(news, "; ") + "."
+	return "Git: this appeared in a repository under the writable roots, and is not among the settings known to be harmless: it may make git run a program there, as the user, outside the sandbox (or say what could not be checked); check it before running git in that repository: " + joinEscaped(news) + "."
+}
+
+// joinEscaped joins what the survey found, each escaped: a path or a
+// value is the command's to choose, and a CR, an erase-line or a
+// conceal sequence in one hid the rest of the note on the person's
+// terminal (core.pager = "less\r\x1b[2KALL FINE\x1b[8m").
+func joinEscaped(items []string) string {
+	escaped := make([]string, len(items))
+	for i, it := range items {
+		escaped[i] = approval.Escape(it)
+	}
+	return strings.Join(escaped, "; ")
 }

@@ -169,3 +169,22 @@ func TestRunningSessionWarnsOfGit(t *testing.T) {
 		t.Errorf("a call whose command ended: %q", done.Notes)
 	}
 }
+
+// TestGitNoteEscaped: what the survey found is the command's to choose
+// (a value, a path), and the note escapes it: a carriage return, an
+// erase-line and a conceal sequence in a setting hid the note where a
+// host shows it on a terminal.
+func TestGitNoteEscaped(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
+	r, err := f.exec(t, `git init -q sub && git -C sub config core.pager "$(printf 'less\r\033[2KALL FINE\033[8m')"`, false, "")
+	if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	notes := strings.Join(r.Notes, "\n")
+	if !strings.Contains(notes, `core.pager = less\r\x1b[2KALL FINE\x1b[8m`) || strings.ContainsAny(notes, "\x1b\r") {
+		t.Errorf("the setting is not told escaped: %q", notes)
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"github.com/unified-exec/unified-exec/internal/tracepoint"
+	"io"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -65,7 +67,7 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	note := func(s string) { fmt.Fprintf(stderr, "unified-exec: %s\n", s) }
+	note := noteWriter(stderr)
 	var interruptedBy os.Signal
 	p := &pipe{
 		areq:     approval.Request{Argv: req.Argv, Cwd: o.ws, Home: o.home},
@@ -111,6 +113,25 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 		note(fmt.Sprintf("the sandbox blocked the first run (%s); it ran again without the sandbox", why))
 	}
 	return out.Final.Code, nil
+}
+
+// noteWriter writes the wrapper's notes to w, one line each prefixed
+// "unified-exec: ", with every control character escaped; on a terminal
+// each starts by resetting the text attributes, which the command may
+// have left concealed or colored (its output reaches the same terminal
+// unchanged: the wrapper is a drop-in).
+func noteWriter(w io.Writer) func(string) {
+	reset := ""
+	if f, ok := w.(*os.File); ok && unifiedexec.IsTerminal(f) {
+		reset = "\x1b[0m"
+	}
+	return func(s string) {
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			lines[i] = approval.Escape(l)
+		}
+		fmt.Fprintf(w, "%sunified-exec: %s\n", reset, strings.Join(lines, "\n"))
+	}
 }
 
 // stream runs the wrapper's command once under mode, on its streams.

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"fmt"
@@ -391,7 +390,7 @@ func (s *gitSurvey) paused(g string) {
 		}
 	}
 	strategies := []string{}
-	if st, _ := readGitFile(filepath.Join(g, "rebase-merge/strategy"), maxGitdirFile); st != "" {
+	if st := readOneliner(filepath.Join(g, "rebase-merge/strategy")); st != "" {
 		strategies = append(strategies, st)
 	}
 	if opts := readGitConfig(filepath.Join(g, "sequencer/opts")); opts != nil {
@@ -746,24 +745,51 @@ func readGitdirFile(dotgit string) string {
 // dropped and nothing else; ok is false when it is no regular file of
 // that size.
 func readGitFile(path string, max int64) (string, bool) {
+	b, ok := readGitBytes(path, max)
+	if !ok {
+		return "", false
+	}
+	return cString(strings.TrimRight(string(b), "\r\n")), true
+}
+
+// readGitBytes is the regular file at path whole, if it holds at most max
+// bytes.
+func readGitBytes(path string, max int64) ([]byte, bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", false
+		return nil, false
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() || st.Size() > max {
-		return "", false
+		return nil, false
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil || int64(len(b)) > max {
-		return "", false
+		return nil, false
 	}
-	b = b[:len(strings.TrimRight(string(b), "\r\n"))]
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i] // git takes it as a C string
+	return b, true
+}
+
+// cString is s up to its first NUL: git takes what it read as a C string.
+func cString(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return s[:i]
 	}
-	return string(b), true
+	return s
+}
+
+// readOneliner is the file at path as git's sequencer reads its state
+// files (read_oneliner): one trailing LF dropped, and one CR before it,
+// no more (strategy "ort\r\n\r\n" is "ort\r\n" to git, which then runs
+// git-merge-ort\r\n); up to a NUL.
+func readOneliner(path string) string {
+	b, _ := readGitBytes(path, maxGitdirFile)
+	s := string(b)
+	if t, ok := strings.CutSuffix(s, "\n"); ok {
+		s = strings.TrimSuffix(t, "\r")
+	}
+	return cString(s)
 }
 
 // maxGitdirFile is the largest .git file git reads (1 MiB).

@@ -1016,6 +1016,13 @@ func TestPausedRebaseTold(t *testing.T) {
 			t.Errorf("%q is not told: %q", want, news)
 		}
 	}
+	// git drops one LF and one CR before it, no more: this strategy is
+	// "ort\r\n" to git, not its own ort (red team 29).
+	before = g.watch(t)
+	g.write(t, ".git/rebase-merge/strategy", "ort\r\n\r\n", 0o644)
+	if news := g.watch(t).Since(before); !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, "merge strategy ort\r\n") }) {
+		t.Errorf("strategy ort\\r\\n is not told: %q", news)
+	}
 }
 
 // TestSystemConfigRead: the system's configuration ($GIT_CONFIG_SYSTEM)

@@ -172,3 +172,6 @@ func (t *terminalMirror) stopInputLocked() {
 
 // stopResize ends notifyResize.
 func stopResize(ch chan os.Signal) { signal.Stop(ch) }
+
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool { return isTerminal(f) }

@@ -28,3 +28,6 @@ func stopResize(ch chan os.Signal) {}
 
 func (t *terminalMirror) pause()  {}
 func (t *terminalMirror) resume() {}
+
+// IsTerminal is false here (see isTerminal).
+func IsTerminal(f *os.File) bool { return isTerminal(f) }

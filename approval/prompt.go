@@ -165,7 +165,15 @@ func (p *TTYPrompter) Ask(ctx context.Context, q Question) (Answer, error) {
 		<-watcherDone
 		tty.Close()
 	}()
-	fmt.Fprint(tty, "\n"+q.Text())
+	// The text attributes first: the command's own output reaches the
+	// same terminal, and one that ends concealed (ESC [8m) or colored as
+	// the background hid the question, but for a line it printed itself
+	// to pass for one.
+	reset := "\x1b[0m"
+	if os.Getenv("TERM") == "dumb" {
+		reset = ""
+	}
+	fmt.Fprint(tty, reset+"\n"+q.Text())
 	r := bufio.NewReader(tty)
 	for {
 		if p.OneCommand {

@@ -3,6 +3,7 @@ package approval
 import (
 	"bufio"
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -168,6 +169,13 @@ func TestTTYPrompterEscapes(t *testing.T) {
 	mu.Lock()
 	out := strings.ReplaceAll(seen.String(), "\r\n", "\n")
 	mu.Unlock()
+	// The prompter's own reset of the text attributes comes first.
+	if os.Getenv("TERM") != "dumb" {
+		var ok bool
+		if out, ok = strings.CutPrefix(out, "\x1b[0m"); !ok {
+			t.Fatalf("the question does not reset the text attributes first: %q", out)
+		}
+	}
 	// The answer echoed back ("n\n") is the terminal's, not the question's.
 	if c := controlsIn(out); len(c) > 0 {
 		t.Fatalf("control characters %q reached the terminal: %q", c, out)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,7 +34,13 @@ type term struct {
 // terminal of rows×cols, HOME and TERM set.
 func startTerm(t *testing.T, ws string, rows, cols uint16, argv ...string) *term {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"--workspace", ws, "--"}, argv...)...)
+	return startTermFlags(t, ws, nil, rows, cols, argv...)
+}
+
+// startTermFlags is startTerm with the wrapper's flags before the "--".
+func startTermFlags(t *testing.T, ws string, flags []string, rows, cols uint16, argv ...string) *term {
+	t.Helper()
+	cmd := exec.Command(binary, slices.Concat([]string{"--workspace", ws}, flags, []string{"--"}, argv)...)
 	cmd.Env = append(os.Environ(), "TERM=xterm", "HOME="+ws, "PS1=PROMPT$ ", "LC_ALL=C.UTF-8")
 	cmd.Dir = ws
 	p, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: rows, Cols: cols})
@@ -352,5 +359,37 @@ func TestWrapTerminalGitNoteShown(t *testing.T) {
 	note = strings.TrimSuffix(note, "\r") // the terminal's own, before its newline
 	if strings.ContainsAny(note, "\x1b\r") || !strings.Contains(note, `less\r\x1b[2KALL FINE\x1b[8m`) {
 		t.Errorf("the command's value reaches the terminal unescaped: %q", note)
+	}
+}
+
+// TestWrapTerminalQuestionNotConcealed: a command that printed a question
+// of its own and left the terminal concealed (ESC [8m) before a denial had
+// the wrapper's real question — run again WITHOUT the sandbox? — printed
+// invisibly under it: a person answering the line they saw approved the
+// run outside the sandbox. The question resets the text attributes first.
+func TestWrapTerminalQuestionNotConcealed(t *testing.T) {
+	requireSandbox(t)
+	ws := t.TempDir()
+	pol := filepath.Join(ws, "policy.toml")
+	if err := os.WriteFile(pol, []byte("[approval]\nmode = \"on-failure\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm := startTermFlags(t, ws, []string{"--policy", pol}, 24, 200, "sh", "-c", `printf 'All tests passed. Clean up? [y]es, [n]o? \033[8m'; touch /usr/unified-exec-concealed`)
+	at := tm.waitFor(0, "\x1b[8m")
+	end := tm.waitFor(at, "WITHOUT")
+	question := tm.output()[at:end]
+	if !strings.Contains(question, "WITHOUT") {
+		t.Fatalf("no question about running without the sandbox: %q", question)
+	}
+	if i := strings.Index(question, "\x1b[0m"); i < 0 || i > strings.Index(question, "WITHOUT") {
+		t.Errorf("the question is printed under the command's conceal sequence: %q", question)
+	}
+	tm.send("n\r")
+	if code := tm.exit(); code == 0 {
+		t.Errorf("the denied write succeeded: %q", tm.output())
+	}
+	if _, err := os.Stat("/usr/unified-exec-concealed"); err == nil {
+		os.Remove("/usr/unified-exec-concealed")
+		t.Error("the command ran outside the sandbox after the answer no")
 	}
 }

@@ -118,6 +118,21 @@ func Display(argv []string) string {
 	return Escape(Canonical(argv))
 }
 
+// TerminalReset is what to write on a terminal before text of
+// unified-exec's own (a question, a note) that follows a command's
+// output there: the command may have left it concealed (ESC [8m) or
+// colored as the background, with a scroll region of one line (each
+// line of the question then replaces the one before: only its last
+// shows) or the cursor hidden — and printed a question of its own to pass
+// for ours. It resets the text attributes and the scroll region (the
+// cursor kept where it is) and shows the cursor; "" where TERM is dumb.
+func TerminalReset() string {
+	if os.Getenv("TERM") == "dumb" {
+		return ""
+	}
+	return "\x1b[0m\x1b7\x1b[r\x1b8\x1b[?25h"
+}
+
 // TTYPrompter asks on the controlling terminal (/dev/tty), for wrap
 // mode. The zero value is ready to use.
 type TTYPrompter struct {
@@ -165,15 +180,7 @@ func (p *TTYPrompter) Ask(ctx context.Context, q Question) (Answer, error) {
 		<-watcherDone
 		tty.Close()
 	}()
-	// The text attributes first: the command's own output reaches the
-	// same terminal, and one that ends concealed (ESC [8m) or colored as
-	// the background hid the question, but for a line it printed itself
-	// to pass for one.
-	reset := "\x1b[0m"
-	if os.Getenv("TERM") == "dumb" {
-		reset = ""
-	}
-	fmt.Fprint(tty, reset+"\n"+q.Text())
+	fmt.Fprint(tty, TerminalReset()+"\n"+q.Text())
 	r := bufio.NewReader(tty)
 	for {
 		if p.OneCommand {

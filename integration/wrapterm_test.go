@@ -352,7 +352,7 @@ func TestWrapTerminalGitNoteShown(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("no Git note: %q", out)
 	}
-	if !strings.HasSuffix(out[:i], "\x1b[0m") {
+	if !strings.HasSuffix(out[:i], "\x1b[0m\x1b7\x1b[r\x1b8\x1b[?25h") {
 		t.Errorf("the note does not reset the text attributes the command left concealed: %q", out)
 	}
 	note, _, _ := strings.Cut(out[i:], "\n")
@@ -365,8 +365,9 @@ func TestWrapTerminalGitNoteShown(t *testing.T) {
 // TestWrapTerminalQuestionNotConcealed: a command that printed a question
 // of its own and left the terminal concealed (ESC [8m) before a denial had
 // the wrapper's real question — run again WITHOUT the sandbox? — printed
-// invisibly under it: a person answering the line they saw approved the
-// run outside the sandbox. The question resets the text attributes first.
+// invisibly under it (or scrolled away in a one-line scroll region): a
+// person answering the line they saw approved the run outside the
+// sandbox. The question resets the attributes and the scroll region first.
 func TestWrapTerminalQuestionNotConcealed(t *testing.T) {
 	requireSandbox(t)
 	ws := t.TempDir()
@@ -374,14 +375,14 @@ func TestWrapTerminalQuestionNotConcealed(t *testing.T) {
 	if err := os.WriteFile(pol, []byte("[approval]\nmode = \"on-failure\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tm := startTermFlags(t, ws, []string{"--policy", pol}, 24, 200, "sh", "-c", `printf 'All tests passed. Clean up? [y]es, [n]o? \033[8m'; touch /usr/unified-exec-concealed`)
+	tm := startTermFlags(t, ws, []string{"--policy", pol}, 24, 200, "sh", "-c", `printf 'All tests passed. Clean up? [y]es, [n]o? \033[8m\033[?25l\033[1;1r'; touch /usr/unified-exec-concealed`)
 	at := tm.waitFor(0, "\x1b[8m")
 	end := tm.waitFor(at, "WITHOUT")
 	question := tm.output()[at:end]
 	if !strings.Contains(question, "WITHOUT") {
 		t.Fatalf("no question about running without the sandbox: %q", question)
 	}
-	if i := strings.Index(question, "\x1b[0m"); i < 0 || i > strings.Index(question, "WITHOUT") {
+	if i := strings.Index(question, "\x1b[0m\x1b7\x1b[r\x1b8\x1b[?25h"); i < 0 || i > strings.Index(question, "WITHOUT") {
 		t.Errorf("the question is printed under the command's conceal sequence: %q", question)
 	}
 	tm.send("n\r")

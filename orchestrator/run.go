@@ -117,13 +117,13 @@ func (o *Orchestrator) Run(ctx context.Context, req RunRequest) (int, error) {
 
 // noteWriter writes the wrapper's notes to w, one line each prefixed
 // "unified-exec: ", with every control character escaped; on a terminal
-// each starts by resetting the text attributes, which the command may
-// have left concealed or colored (its output reaches the same terminal
-// unchanged: the wrapper is a drop-in).
+// each starts with approval.TerminalReset: the command may have left it
+// concealed, or with a scroll region of one line (its output reaches the
+// same terminal unchanged: the wrapper is a drop-in).
 func noteWriter(w io.Writer) func(string) {
 	reset := ""
 	if f, ok := w.(*os.File); ok && unifiedexec.IsTerminal(f) {
-		reset = "\x1b[0m"
+		reset = approval.TerminalReset()
 	}
 	return func(s string) {
 		lines := strings.Split(s, "\n")

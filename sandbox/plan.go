@@ -1280,6 +1280,12 @@ func homesOf(home string) []string {
 	var out []string
 	if home != "" {
 		out = append(out, filepath.Clean(home))
+		// And as the kernel resolves it, where they differ: a ".." after
+		// a link is the link target's parent (red team 30: HOME=/x/lnk/..
+		// was /x to the plan, and the target's parent to every tool).
+		if r, err := filepath.EvalSymlinks(home); err == nil && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
 	}
 	if a := accountHome(); a != "" && !slices.Contains(out, a) {
 		out = append(out, a)

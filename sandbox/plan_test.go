@@ -553,6 +553,21 @@ func TestDenyReadAccountHome(t *testing.T) {
 			t.Errorf("HOME elsewhere: %s is readable: deny %q", want, plan.DenyRead)
 		}
 	}
+	// HOME with a ".." after a link: the link target's parent to the
+	// kernel, not the folder the name is in (red team 30).
+	if err := os.MkdirAll(root+"/real/sub", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(root+"/real/.ssh", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real/sub", root+"/lnk"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", root+"/lnk/..")
+	if plan := compile(nil); !slices.Contains(plan.DenyRead, root+"/real/.ssh") {
+		t.Errorf("HOME=lnk/..: %s/real/.ssh is readable: deny %q", root, plan.DenyRead)
+	}
 	t.Setenv("HOME", "")
 	plan = compile(nil)
 	if !slices.Contains(plan.DenyRead, account+"/.ssh") {

@@ -803,3 +803,38 @@ func TestApplyDenyReadAccountHome(t *testing.T) {
 		mustPass(t, e.run(t, e.plan(t, nil), isolate, cmd), cmd+" (not denied)", "ACCOUNT SECRET")
 	})
 }
+
+// TestApplyGlobalGitConfigInsideRoot: with HOME inside the workspace (a
+// CI step's scratch home), a command can write neither ~/.gitconfig nor
+// ~/.config/git/config, absent before it ran, which git run outside the
+// sandbox later reads (red team 30: core.sshCommand, run by a git fetch a
+// rule let out of the sandbox).
+func TestApplyGlobalGitConfigInsideRoot(t *testing.T) {
+	sandboxtest.Require(t)
+	sandboxtest.RequireNamespaces(t)
+	e := newEnv(t)
+	home := e.ws + "/scratch-home"
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("GIT_CONFIG_GLOBAL", "")
+	plan := e.plan(t, nil)
+	env := "HOME=" + home
+	for _, cmd := range []string{
+		"echo '[core] sshCommand = sh -c evil' > $HOME/.gitconfig",
+		"git config --global core.sshCommand 'sh -c evil'",
+		"mkdir -p $HOME/.config/git && echo '[core] sshCommand = x' > $HOME/.config/git/config",
+	} {
+		r := sandboxtest.Run(t, plan, cmd, sandboxtest.Options{Dir: e.ws, Env: []string{env}, Isolate: true})
+		mustFail(t, r, cmd)
+	}
+	if b, err := os.ReadFile(home + "/.gitconfig"); err != nil || len(b) != 0 {
+		t.Errorf("~/.gitconfig: %q %v, want it empty", b, err)
+	}
+	if _, err := os.Stat(home + "/.config/git/config"); err == nil {
+		t.Error("~/.config/git/config was made")
+	}
+	mustPass(t, sandboxtest.Run(t, plan, "echo ok > $HOME/notes && cat $HOME/notes", sandboxtest.Options{Dir: e.ws, Env: []string{env}, Isolate: true}), "the rest of the home", "ok")
+}

@@ -52,6 +52,9 @@ type gitSurvey struct {
 	makeFiles []string // absent files to make (empty) so that they can be covered
 	hookDirs  []string // directories git takes hooks from
 	notes     []string
+	// unreadable are the paths commands cannot read (deny_read, as
+	// unreadableTargets gives them): what they hold is never told.
+	unreadable []string
 	// items are what makes git run a program (see GitState); noted are
 	// the configuration files whose entries are in it.
 	items  map[string]string
@@ -78,6 +81,28 @@ func newGitSurvey(roots []string, home string, commit bool) *gitSurvey {
 	for _, f := range s.globalFiles {
 		s.keep(f)
 		s.noted[f] = true
+	}
+	// The user's own files where they are absent too, when a command
+	// could make them (a home inside a writable root: a CI step's scratch
+	// HOME): git reads an empty one as none, and red team 30 had a
+	// command write ~/.gitconfig with a core.sshCommand that a git fetch
+	// run outside the sandbox then ran.
+	for _, f := range userConfigs(home) {
+		if f == os.Getenv("GIT_CONFIG_SYSTEM") || f == "/etc/gitconfig" || !s.inRoots(filepath.Clean(f)) {
+			continue
+		}
+		f = filepath.Clean(f)
+		if _, err := os.Lstat(f); err == nil {
+			s.keep(f)
+			continue
+		}
+		if !isDir(filepath.Dir(f)) {
+			// ~/.config/git/: kept as an empty folder, which holds no
+			// configuration and takes none.
+			s.keepDir(filepath.Dir(f))
+			continue
+		}
+		s.keepFile(f)
 	}
 	// A relative core.hooksPath of the global configuration is each
 	// repository's (applied in configs); an absolute one is here.
@@ -331,7 +356,7 @@ func (s *gitSurvey) repo(g, w string) {
 		entries, _ := os.ReadDir(filepath.Join(g, dir))
 		for _, e := range entries {
 			p := filepath.Join(g, dir, e.Name())
-			s.items["legacy remote "+p] = contentOf(p)
+			s.items["legacy remote "+p] = s.fingerprint(p)
 		}
 	}
 	// The repository's linked worktrees: their own gitdirs here, each
@@ -576,7 +601,7 @@ func (s *gitSurvey) programs(e gitEntry, base string) {
 				// helper), which no command can write: hashing them
 				// twice a call cost milliseconds.
 				if s.inRoots(real) || !systemFile(real) {
-					s.items["program "+real] = contentOf(real)
+					s.items["program "+real] = s.fingerprint(real)
 				}
 			}
 		}
@@ -592,6 +617,26 @@ func systemFile(p string) bool {
 		}
 	}
 	return false
+}
+
+// fingerprint identifies what the file at path holds (see contentOf)
+// where a command can change it — inside the writable roots or in
+// /dev/shm, and not under an unreadable path — and says what it is
+// otherwise: a hash or a size of a file a command cannot read told the
+// model about a secret (red team 30 named ~/.ssh/id_rsa as a program in
+// a config and read the first 96 bits of its sha256 from the note).
+func (s *gitSurvey) fingerprint(path string) string {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	switch {
+	case slices.ContainsFunc(s.unreadable, func(d string) bool { return real == d || within(real, d) }):
+		return "in a path commands cannot read (not read)"
+	case !s.inRoots(real) && real != "/dev/shm" && !within(real, "/dev/shm"):
+		return "outside what commands can write (not read)"
+	}
+	return contentOf(real)
 }
 
 // contentOf identifies what the file at path holds: its size and a hash
@@ -982,8 +1027,9 @@ func gitRoots(roots []string, home string) (extra, notes []string) {
 // survey searches the writable roots (but the unreadable paths in them)
 // for repositories, adds the .git paths the policy protects by name, and
 // covers what it found.
-func survey(roots, tmp, deny, seeds []string, home string, commit bool) *gitSurvey {
+func survey(roots, tmp, deny, seeds, unreadable []string, home string, commit bool) *gitSurvey {
 	s := newGitSurvey(roots, home, commit)
+	s.unreadable = unreadable
 	s.found(findRepos(roots, tmp, deny))
 	for _, p := range seeds {
 		s.seed(p)
@@ -1023,7 +1069,7 @@ func WatchGit(p policy.Sandbox, workspace string) (GitState, error) {
 	}
 	extra, _ := gitRoots(roots, home)
 	roots = dedupe(append(roots, extra...))
-	s := survey(roots, tmp, nil, nil, home, true)
+	s := survey(roots, tmp, nil, nil, unreadableTargets(p.DenyRead, ws, home), home, true)
 	st := GitState{items: s.items}
 	for _, dir := range s.hookDirs {
 		entries, err := os.ReadDir(dir)
@@ -1042,7 +1088,7 @@ func WatchGit(p policy.Sandbox, workspace string) (GitState, error) {
 			// What it runs, not its size: a hook that is a link to a file
 			// no plan covers (/dev/shm) was told once, then rewritten at
 			// the same size, untold (red team 24).
-			v := "executable, " + contentOf(p)
+			v := "executable, " + s.fingerprint(p)
 			if e.Type()&os.ModeSymlink != 0 {
 				if real, err := filepath.EvalSymlinks(p); err == nil {
 					v = "a symbolic link to " + real + " (a mount cannot keep what it points to), " + v

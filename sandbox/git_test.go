@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -889,8 +890,12 @@ func TestGitdirsBelowGitdirs(t *testing.T) {
 func TestToldContentChanges(t *testing.T) {
 	g := newGitTree(t)
 	g.repo(t, "")
-	out := filepath.Join(g.root, "outside")
-	mkdir(t, out)
+	// /dev/shm: writable to commands, and no plan covers it (red team 24).
+	out, err := os.MkdirTemp("/dev/shm", "told-content-")
+	if err != nil {
+		t.Skipf("no /dev/shm here: %v", err)
+	}
+	defer os.RemoveAll(out)
 	hook, prog := out+"/hook", out+"/prog"
 	for _, f := range []string{hook, prog} {
 		if err := os.WriteFile(f, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
@@ -1146,4 +1151,70 @@ func TestParseGitConfigDifferential(t *testing.T) {
 		}
 	}
 	t.Logf("texts git reads and the survey refuses: %d of 1500", refusedMore)
+}
+
+// TestToldNothingOfUnreadable: the survey tells what a program or a hook
+// holds only where a command could change it, and never what lies in a
+// path commands cannot read (red team 30 named ~/.ssh/id_rsa as a
+// config's program, and as a hook through a link, and read its size and
+// the first 96 bits of its sha256 from the note).
+func TestToldNothingOfUnreadable(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	mkdir(t, g.home+"/.ssh")
+	secret := g.home + "/.ssh/id_test"
+	body := "-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n"
+	if err := os.WriteFile(secret, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	symlink(t, secret, g.ws+"/.git/hooks/post-merge")
+	mkdir(t, g.ws+"/.git/remotes")
+	symlink(t, secret, g.ws+"/.git/remotes/origin")
+	g.git(t, "", "config", "core.sshCommand", secret)
+	news := g.watch(t).Since(GitState{})
+	sum := fmt.Sprintf("%x", sha256.Sum256([]byte(body)))[:24]
+	told := 0
+	for _, n := range news {
+		if strings.Contains(n, sum) || strings.Contains(n, fmt.Sprintf("%d bytes", len(body))) {
+			t.Errorf("what an unreadable file holds is told: %q", n)
+		}
+		if strings.Contains(n, "in a path commands cannot read") {
+			told++
+		}
+	}
+	if told != 3 {
+		t.Errorf("the program, the hook and the remote are not each told as unreadable: %q", news)
+	}
+}
+
+// TestGlobalConfigKeptWhenAbsent: with the home inside a writable root (a
+// CI step's scratch HOME), the user's git configuration files are kept
+// read-only where they are absent too — ~/.gitconfig made empty, the
+// folder of ~/.config/git/config made empty — as they are where they
+// exist: red team 30 had a command write ~/.gitconfig with a
+// core.sshCommand that a git fetch outside the sandbox ran.
+func TestGlobalConfigKeptWhenAbsent(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, home := root+"/ws", root+"/ws/home"
+	mkdir(t, home)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("GIT_CONFIG_GLOBAL", "")
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	plan, err := Compile(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(plan.MakeFiles, home+"/.gitconfig") || !slices.Contains(plan.MakeDirs, home+"/.config/git") {
+		t.Errorf("absent user configuration not made to be covered: files %q, dirs %q", plan.MakeFiles, plan.MakeDirs)
+	}
+	for _, want := range []string{home + "/.gitconfig", home + "/.config/git"} {
+		if !slices.Contains(plan.Protected, want) {
+			t.Errorf("%s is not kept read-only: %q", want, plan.Protected)
+		}
+	}
 }

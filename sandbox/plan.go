@@ -453,7 +453,8 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 			}
 		}
 		surveyed = make(chan *gitSurvey, 1) // its goroutine never waits
-		go func() { surveyed <- survey(roots, tmpRoots, denyIn, seeds, home, commit) }()
+		unreadable := unreadableTargets(p.DenyRead, ws, home)
+		go func() { surveyed <- survey(roots, tmpRoots, denyIn, seeds, unreadable, home, commit) }()
 	}
 	plan.WritableRoots = outermost(roots)
 	plan.NestedRoots = slices.DeleteFunc(slices.Clone(roots), func(r string) bool { return slices.Contains(plan.WritableRoots, r) })
@@ -1302,6 +1303,27 @@ var accountHome = sync.OnceValue(func() string {
 	}
 	return filepath.Clean(u.HomeDir)
 })
+
+// unreadableTargets are the deny_read entries as paths, absent ones
+// included (a file made there later is unreadable too): each as written
+// (in each home, relative ones in the workspace) and, where it exists, as
+// links resolve it.
+func unreadableTargets(entries []string, ws, home string) []string {
+	var out []string
+	for _, entry := range entries {
+		paths, _ := expandHomes(entry, homesOf(home))
+		for _, d := range paths {
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(ws, d)
+			}
+			out = append(out, filepath.Clean(d))
+			if real, err := filepath.EvalSymlinks(d); err == nil {
+				out = append(out, real)
+			}
+		}
+	}
+	return dedupe(out)
+}
 
 // expandHomes is entry with a leading "~" or "~/" in each of homes, or
 // with "~user" or "~user/" in that user's home; entry as it is when it

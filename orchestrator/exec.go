@@ -2,12 +2,15 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/unified-exec/unified-exec/approval"
 	"github.com/unified-exec/unified-exec/internal/tracepoint"
+	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
@@ -138,6 +141,13 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 		req.Label = "sandbox: none (" + mode + " unavailable)"
 	}
 	req.Notes = append(req.Notes, notes...)
+	if !sandboxed && (req.Login == nil || *req.Login) {
+		if n := o.writableStartup(); n != "" {
+			login := false
+			req.Login = &login
+			req.Notes = append(req.Notes, n)
+		}
+	}
 	if n := o.limitNote(); n != "" {
 		req.Notes = append(req.Notes, n)
 	}
@@ -169,6 +179,30 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 		watch.Close()
 	}
 	return a, nil
+}
+
+// writableStartup says why a command run outside the sandbox must not
+// run as a login shell, or "": the login shell's startup files (HOME's
+// .bash_profile, .profile, .bashrc; ZDOTDIR's) lie in a folder sandboxed
+// commands can write, so they may be a command's, and a login shell taken
+// outside the sandbox would run them there (red team 30: a command wrote
+// ~/.bash_profile in a CI step's scratch HOME, and the next command a
+// rule let out of the sandbox ran it). A policy that sandboxes nothing
+// runs no sandboxed command to fear.
+func (o *Orchestrator) writableStartup() string {
+	if o.pol.Sandbox.Mode == policy.ModeDangerFullAccess {
+		return ""
+	}
+	for _, name := range []string{"HOME", "ZDOTDIR"} {
+		dir := os.Getenv(name)
+		if dir == "" {
+			continue
+		}
+		if root := o.inWritableRoot(dir, o.pol.Sandbox); root != "" {
+			return fmt.Sprintf("Ran without a login shell (as login: false): $%s (%s) lies in %s, which sandboxed commands can write, so the shell's startup files there may be a command's, and would have run outside the sandbox.", name, dir, root)
+		}
+	}
+	return ""
 }
 
 // limitNote says, once per orchestrator, that max_processes is not

@@ -188,3 +188,40 @@ func TestGitNoteEscaped(t *testing.T) {
 		t.Errorf("the setting is not told escaped: %q", notes)
 	}
 }
+
+// TestUnsandboxedRunSkipsWritableStartup: with HOME inside a writable
+// root (a CI step's scratch home), a command run outside the sandbox is
+// not a login shell: red team 30 had a sandboxed command write
+// ~/.bash_profile, which the login shell of the next command a rule let
+// out of the sandbox ran there.
+func TestUnsandboxedRunSkipsWritableStartup(t *testing.T) {
+	marker, err := os.CreateTemp("/var/tmp", "ue-startup-")
+	if err != nil {
+		t.Skipf("no /var/tmp to write a marker outside the writable roots: %v", err)
+	}
+	marker.Close()
+	os.Remove(marker.Name())
+	defer os.Remove(marker.Name())
+	home := t.TempDir() // /tmp: a writable root
+	t.Setenv("HOME", home)
+	f := newFixture(t, "never", "[[rule]]\npattern = [\"touch\"]\ndecision = \"allow\"\nsandbox = \"danger-full-access\"\n")
+	plant := "echo 'touch " + marker.Name() + "' > \"$HOME/.bash_profile\""
+	if r, err := f.exec(t, plant, false, ""); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("planting: %v %+v", err, r)
+	}
+	r, err := f.o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "touch made"}})
+	if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	if _, err := os.Stat(marker.Name()); err == nil {
+		t.Error("the planted ~/.bash_profile ran outside the sandbox")
+	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "Ran without a login shell") }) {
+		t.Errorf("no note says why: %q", r.Notes)
+	}
+	// A sandboxed run keeps its login shell (taken in the sandbox).
+	r, err = f.o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "true"}})
+	if err != nil || slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "Ran without a login shell") }) {
+		t.Errorf("%v %q", err, r.Notes)
+	}
+}

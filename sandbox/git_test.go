@@ -1217,4 +1217,9 @@ func TestGlobalConfigKeptWhenAbsent(t *testing.T) {
 			t.Errorf("%s is not kept read-only: %q", want, plan.Protected)
 		}
 	}
+	if !slices.ContainsFunc(plan.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "the home folder "+home+" lies inside a writable root")
+	}) {
+		t.Errorf("no note says the home is writable: %q", plan.Notes)
+	}
 }

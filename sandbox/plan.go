@@ -366,6 +366,11 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	resolved := map[string]string{}
 	// "~" is the home of $HOME and the account's own (see homesOf).
 	homes := homesOf(home)
+	for _, h := range homes {
+		if inRoots(h) {
+			plan.Notes = append(plan.Notes, fmt.Sprintf("the home folder %s lies inside a writable root: commands can change the startup files of shells and tools there (.bashrc, .profile, ...), which run outside the sandbox when a person, or a command let out of it, uses them (a command run outside the sandbox then runs without a login shell; git's own configuration there is kept read-only)", h))
+		}
+	}
 	for _, entry := range p.DenyRead {
 		ds, why := expandHomes(entry, homes)
 		if why != "" {

@@ -838,3 +838,26 @@ func TestApplyGlobalGitConfigInsideRoot(t *testing.T) {
 	}
 	mustPass(t, sandboxtest.Run(t, plan, "echo ok > $HOME/notes && cat $HOME/notes", sandboxtest.Options{Dir: e.ws, Env: []string{env}, Isolate: true}), "the rest of the home", "ok")
 }
+
+// TestApplyDenyReadMovedStore: a store the environment moves is
+// unreadable from inside where it is moved to (red team 30: a CI step's
+// DOCKER_CONFIG in a scratch folder, its registry credentials readable).
+func TestApplyDenyReadMovedStore(t *testing.T) {
+	sandboxtest.Require(t)
+	layers(t, func(t *testing.T, isolate bool) {
+		e := newEnv(t)
+		dock := e.root + "/scratch/docker"
+		if err := os.MkdirAll(dock, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dock+"/config.json", []byte(`{"auths":{"r":{"auth":"SECRET"}}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("DOCKER_CONFIG", dock)
+		cmd := "cat " + dock + "/config.json"
+		mustFail(t, e.run(t, e.plan(t, nil), isolate, cmd), cmd)
+		mustPass(t, e.run(t, e.plan(t, func(p *policy.Sandbox) {
+			p.DenyRead = slices.DeleteFunc(p.DenyRead, func(d string) bool { return d == "~/.docker" })
+		}), isolate, cmd), cmd+" (~/.docker not denied)", "SECRET")
+	})
+}

@@ -371,7 +371,9 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("the home folder %s lies inside a writable root: commands can change the startup files of shells and tools there (.bashrc, .profile, ...), which run outside the sandbox when a person, or a command let out of it, uses them (a command run outside the sandbox then runs without a login shell; git's own configuration there is kept read-only)", h))
 		}
 	}
-	for _, entry := range p.DenyRead {
+	moved, movedNotes := movedStores(p.DenyRead, ws)
+	plan.Notes = append(plan.Notes, movedNotes...)
+	for _, entry := range slices.Concat(p.DenyRead, moved) {
 		ds, why := expandHomes(entry, homes)
 		if why != "" {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("deny_read %q skipped: %s", entry, why))
@@ -1309,13 +1311,97 @@ var accountHome = sync.OnceValue(func() string {
 	return filepath.Clean(u.HomeDir)
 })
 
+// storeVars name, for a deny_read entry, the variables that move that
+// store elsewhere: a tool reads it where they say (a CI step's
+// DOCKER_CONFIG, KUBECONFIG or AWS_SHARED_CREDENTIALS_FILE in a scratch
+// folder), and a deny of the home's copy alone left that one readable (red
+// team 30). "VAR/name" is the file name in the folder VAR names. Entries
+// under ~/.config, ~/.local/share and ~/.local/state also follow
+// XDG_CONFIG_HOME, XDG_DATA_HOME and XDG_STATE_HOME.
+var storeVars = map[string][]string{
+	"~/.aws":                               {"AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"},
+	"~/.gnupg":                             {"GNUPGHOME"},
+	"~/.config/gh":                         {"GH_CONFIG_DIR"},
+	"~/.netrc":                             {"NETRC"},
+	"~/.docker":                            {"DOCKER_CONFIG"},
+	"~/.kube":                              {"KUBECONFIG"},
+	"~/.config/gcloud":                     {"CLOUDSDK_CONFIG"},
+	"~/.azure":                             {"AZURE_CONFIG_DIR"},
+	"~/.npmrc":                             {"NPM_CONFIG_USERCONFIG", "npm_config_userconfig"},
+	"~/.pgpass":                            {"PGPASSFILE"},
+	"~/.cargo/credentials":                 {"CARGO_HOME/credentials"},
+	"~/.cargo/credentials.toml":            {"CARGO_HOME/credentials.toml"},
+	"~/.terraform.d/credentials.tfrc.json": {"TF_CLI_CONFIG_FILE"},
+	"~/.password-store":                    {"PASSWORD_STORE_DIR"},
+	"~/.boto":                              {"BOTO_CONFIG"},
+	"~/.codex/auth.json":                   {"CODEX_HOME/auth.json"},
+	"~/.claude/.credentials.json":          {"CLAUDE_CONFIG_DIR/.credentials.json"},
+	"~/.bash_history":                      {"HISTFILE"},
+	"~/.zsh_history":                       {"HISTFILE"},
+	"~/.histfile":                          {"HISTFILE"},
+	"~/.python_history":                    {"PYTHON_HISTORY"},
+	"~/.psql_history":                      {"PSQL_HISTORY"},
+	"~/.mysql_history":                     {"MYSQL_HISTFILE"},
+	"~/.sqlite_history":                    {"SQLITE_HISTORY"},
+	"~/.node_repl_history":                 {"NODE_REPL_HISTORY"},
+	"~/.lesshst":                           {"LESSHISTFILE"},
+	"~/.rediscli_history":                  {"REDISCLI_HISTFILE"},
+}
+
+// movedStores are the paths where the environment moves the stores of
+// entries (see storeVars), as entries of their own. A path that is not
+// absolute, lies in /dev, /proc or /sys (HISTFILE=/dev/null), or holds the
+// workspace (nothing could run) is left out, with a note for the last.
+func movedStores(entries []string, ws string) (out, notes []string) {
+	add := func(entry, name, path string) {
+		switch {
+		case !filepath.IsAbs(path):
+			return
+		case slices.ContainsFunc([]string{"/dev", "/proc", "/sys"}, func(d string) bool { return path == d || within(path, d) }):
+			return
+		case path == "/" || within(ws, filepath.Clean(path)) || ws == filepath.Clean(path):
+			notes = append(notes, fmt.Sprintf("deny_read %q: $%s names %s, which holds the workspace: left readable", entry, name, path))
+			return
+		}
+		out = append(out, filepath.Clean(path))
+	}
+	for _, entry := range entries {
+		for _, v := range storeVars[entry] {
+			name, file, _ := strings.Cut(v, "/")
+			val := os.Getenv(name)
+			if val == "" {
+				continue
+			}
+			if name == "KUBECONFIG" {
+				for _, p := range filepath.SplitList(val) {
+					add(entry, name, p)
+				}
+				continue
+			}
+			if file != "" {
+				val = filepath.Join(val, file)
+			}
+			add(entry, name, val)
+		}
+		for prefix, name := range map[string]string{"~/.config/": "XDG_CONFIG_HOME", "~/.local/share/": "XDG_DATA_HOME", "~/.local/state/": "XDG_STATE_HOME"} {
+			if rest, ok := strings.CutPrefix(entry, prefix); ok {
+				if dir := os.Getenv(name); dir != "" {
+					add(entry, name, filepath.Join(dir, rest))
+				}
+			}
+		}
+	}
+	return dedupe(out), notes
+}
+
 // unreadableTargets are the deny_read entries as paths, absent ones
 // included (a file made there later is unreadable too): each as written
 // (in each home, relative ones in the workspace) and, where it exists, as
 // links resolve it.
 func unreadableTargets(entries []string, ws, home string) []string {
 	var out []string
-	for _, entry := range entries {
+	moved, _ := movedStores(entries, ws)
+	for _, entry := range slices.Concat(entries, moved) {
 		paths, _ := expandHomes(entry, homesOf(home))
 		for _, d := range paths {
 			if !filepath.IsAbs(d) {

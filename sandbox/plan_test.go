@@ -130,6 +130,7 @@ func compileGolden(t *testing.T, c goldenCase) (Plan, string) {
 	hostHome := accountHome
 	accountHome = func() string { return "" } // nor the account's home (TestDenyReadAccountHome)
 	defer func() { accountHome = hostHome }()
+	clearStoreVars(t) // nor stores the environment moves (TestDenyReadMovedStores)
 	root, ws := tree(t)
 	p := policy.DefaultSandbox()
 	p.ExcludeSlashTmp = true // the tree lives in /tmp; see TestCompileTmp
@@ -579,5 +580,63 @@ func TestDenyReadAccountHome(t *testing.T) {
 		if !slices.ContainsFunc(plan.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
 			t.Errorf("no note %q: %q", want, plan.Notes)
 		}
+	}
+}
+
+// clearStoreVars unsets the variables that move a secret store (see
+// storeVars) for the test.
+func clearStoreVars(t *testing.T) {
+	for _, vars := range storeVars {
+		for _, v := range vars {
+			name, _, _ := strings.Cut(v, "/")
+			t.Setenv(name, "")
+		}
+	}
+	for _, name := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"} {
+		t.Setenv(name, "")
+	}
+}
+
+// TestDenyReadMovedStores: a store the environment moves (DOCKER_CONFIG,
+// KUBECONFIG, XDG_CONFIG_HOME, CARGO_HOME...) is unreadable where it is
+// moved to, as its home's copy is (red team 30: a CI step's scratch
+// DOCKER_CONFIG was readable); HISTFILE=/dev/null is no store, and a
+// variable naming a folder that holds the workspace is left out, with a
+// note.
+func TestDenyReadMovedStores(t *testing.T) {
+	clearStoreVars(t)
+	root, ws := tree(t)
+	for _, d := range []string{"/dock", "/xdg/gh", "/cargo"} {
+		if err := os.MkdirAll(root+d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"/k1", "/cargo/credentials.toml"} {
+		if err := os.WriteFile(root+f, []byte("secret"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("DOCKER_CONFIG", root+"/dock")
+	t.Setenv("KUBECONFIG", root+"/k1:"+root+"/k2")
+	t.Setenv("XDG_CONFIG_HOME", root+"/xdg")
+	t.Setenv("CARGO_HOME", root+"/cargo")
+	t.Setenv("HISTFILE", "/dev/null")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Dir(ws))
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	plan, err := Compile(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{root + "/dock", root + "/k1", root + "/xdg/gh", root + "/cargo/credentials.toml"} {
+		if !slices.Contains(plan.DenyRead, want) {
+			t.Errorf("%s is readable: deny %q", want, plan.DenyRead)
+		}
+	}
+	if slices.Contains(plan.DenyRead, "/dev/null") {
+		t.Error("HISTFILE=/dev/null made /dev/null unreadable")
+	}
+	if !slices.ContainsFunc(plan.Notes, func(n string) bool { return strings.Contains(n, "$AWS_CONFIG_FILE names") }) {
+		t.Errorf("no note of a variable naming the workspace's folder: %q", plan.Notes)
 	}
 }

@@ -148,6 +148,11 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 			req.Notes = append(req.Notes, n)
 		}
 	}
+	if !sandboxed {
+		env, n := o.writableShellEnv()
+		req.Env = append(req.Env, env...)
+		req.Notes = append(req.Notes, n...)
+	}
 	if n := o.limitNote(); n != "" {
 		req.Notes = append(req.Notes, n)
 	}
@@ -203,6 +208,30 @@ func (o *Orchestrator) writableStartup() string {
 		}
 	}
 	return ""
+}
+
+// writableShellEnv empties, for a command run outside the sandbox, the
+// variables that name a file every shell of it reads first (BASH_ENV for
+// bash -c, ENV for an interactive sh) where that file lies in a folder
+// sandboxed commands can write: a command could have written it, and
+// the shell would run it outside the sandbox (an image's BASH_ENV naming
+// ~/.bashrc, with HOME in a writable root). It returns the entries that
+// empty them and a note for each.
+func (o *Orchestrator) writableShellEnv() (env, notes []string) {
+	if o.pol.Sandbox.Mode == policy.ModeDangerFullAccess {
+		return nil, nil
+	}
+	for _, name := range []string{"BASH_ENV", "ENV"} {
+		file := os.Getenv(name)
+		if file == "" {
+			continue
+		}
+		if root := o.inWritableRoot(file, o.pol.Sandbox); root != "" {
+			env = append(env, name+"=")
+			notes = append(notes, fmt.Sprintf("Ran with $%s empty: it names %s, in %s, which sandboxed commands can write, and its shell would have run it outside the sandbox.", name, file, root))
+		}
+	}
+	return env, notes
 }
 
 // limitNote says, once per orchestrator, that max_processes is not

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -223,5 +224,46 @@ func TestUnsandboxedRunSkipsWritableStartup(t *testing.T) {
 	r, err = f.o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "true"}})
 	if err != nil || slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "Ran without a login shell") }) {
 		t.Errorf("%v %q", err, r.Notes)
+	}
+}
+
+// TestUnsandboxedRunSkipsWritableBashEnv: a BASH_ENV (an image's, naming
+// a file of the home) in a folder sandboxed commands can write is empty
+// for a command run outside the sandbox: bash -c would run what a command
+// wrote there, outside the sandbox — in exec_command and in the wrapper.
+func TestUnsandboxedRunSkipsWritableBashEnv(t *testing.T) {
+	marker, err := os.CreateTemp("/var/tmp", "ue-bashenv-")
+	if err != nil {
+		t.Skipf("no /var/tmp to write a marker outside the writable roots: %v", err)
+	}
+	marker.Close()
+	os.Remove(marker.Name())
+	defer os.Remove(marker.Name())
+	bashEnv := filepath.Join(t.TempDir(), "bash_env") // /tmp: a writable root
+	t.Setenv("BASH_ENV", bashEnv)
+	f := newFixture(t, "never", "[[rule]]\npattern = [\"touch\"]\ndecision = \"allow\"\nsandbox = \"danger-full-access\"\n")
+	plant := "echo 'touch " + marker.Name() + "' > " + bashEnv
+	if r, err := f.exec(t, plant, false, ""); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("planting: %v %+v", err, r)
+	}
+	r, err := f.exec(t, "touch made", false, "")
+	if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "$BASH_ENV empty") }) {
+		t.Errorf("no note says why: %q", r.Notes)
+	}
+	var out bytes.Buffer
+	w, done := runOutput(t, &out)
+	code, err := f.o.Run(context.Background(), RunRequest{Argv: []string{"/bin/bash", "-c", "touch made2"}, Stdout: w, Stderr: w})
+	done()
+	if err != nil || code != 0 {
+		t.Fatalf("wrapper: %d %v %s", code, err, out.String())
+	}
+	if !strings.Contains(out.String(), "$BASH_ENV empty") {
+		t.Errorf("the wrapper's note is missing: %q", out.String())
+	}
+	if _, err := os.Stat(marker.Name()); err == nil {
+		t.Error("the planted BASH_ENV ran outside the sandbox")
 	}
 }

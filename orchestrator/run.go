@@ -164,10 +164,18 @@ func (o *Orchestrator) stream(ctx context.Context, req RunRequest, pol *policy.P
 		}
 	}
 	tracepoint.Mark("sandbox planned")
+	env := o.egressEnv(sb)
+	if !sandboxed {
+		guard, notes := o.writableShellEnv()
+		env = append(env, guard...)
+		for _, n := range notes {
+			note(n)
+		}
+	}
 	watch := o.watch(sb, plan)
 	res, err := o.m.Stream(ctx, unifiedexec.StreamRequest{
 		Argv: req.Argv, Stdin: req.Stdin, Stdout: stdout, Stderr: stderr,
-		Sandbox: sb, Env: o.egressEnv(sb), Signals: req.Signals,
+		Sandbox: sb, Env: env, Signals: req.Signals,
 	})
 	watch.Started()
 	defer watch.Close()

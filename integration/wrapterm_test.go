@@ -375,7 +375,15 @@ func TestWrapTerminalQuestionNotConcealed(t *testing.T) {
 	if err := os.WriteFile(pol, []byte("[approval]\nmode = \"on-failure\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tm := startTermFlags(t, ws, []string{"--policy", pol}, 24, 200, "sh", "-c", `printf 'All tests passed. Clean up? [y]es, [n]o? \033[8m\033[?25l\033[1;1r'; touch /usr/unified-exec-concealed`)
+	// Outside the writable roots, but writable without the sandbox (as
+	// root and as an ordinary user): the refusal is the sandbox's.
+	outside, err := os.MkdirTemp("/var/tmp", "ue-concealed-")
+	if err != nil {
+		t.Skipf("no /var/tmp to write outside the writable roots: %v", err)
+	}
+	defer os.RemoveAll(outside)
+	target := outside + "/made"
+	tm := startTermFlags(t, ws, []string{"--policy", pol}, 24, 200, "sh", "-c", `printf 'All tests passed. Clean up? [y]es, [n]o? \033[8m\033[?25l\033[1;1r'; touch `+target)
 	at := tm.waitFor(0, "\x1b[8m")
 	end := tm.waitFor(at, "WITHOUT")
 	question := tm.output()[at:end]
@@ -389,8 +397,7 @@ func TestWrapTerminalQuestionNotConcealed(t *testing.T) {
 	if code := tm.exit(); code == 0 {
 		t.Errorf("the denied write succeeded: %q", tm.output())
 	}
-	if _, err := os.Stat("/usr/unified-exec-concealed"); err == nil {
-		os.Remove("/usr/unified-exec-concealed")
+	if _, err := os.Stat(target); err == nil {
 		t.Error("the command ran outside the sandbox after the answer no")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -141,12 +143,9 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 		req.Label = "sandbox: none (" + mode + " unavailable)"
 	}
 	req.Notes = append(req.Notes, notes...)
-	if !sandboxed && (req.Login == nil || *req.Login) {
-		if n := o.writableStartup(); n != "" {
-			login := false
-			req.Login = &login
-			req.Notes = append(req.Notes, n)
-		}
+	if !sandboxed && (req.Login == nil || *req.Login) && o.writableStartup() != "" {
+		login := false
+		req.Login = &login
 	}
 	if !sandboxed {
 		env, n := o.writableShellEnv()
@@ -192,43 +191,78 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 // commands can write, so they may be a command's, and a login shell taken
 // outside the sandbox would run them there (red team 30: a command wrote
 // ~/.bash_profile in a CI step's scratch HOME, and the next command a
-// rule let out of the sandbox ran it). A policy that sandboxes nothing
-// runs no sandboxed command to fear.
+// rule let out of the sandbox ran it). The HOME and ZDOTDIR are this
+// program's and the commands' ([env] set: red team 31). A policy that
+// sandboxes nothing runs no sandboxed command to fear.
 func (o *Orchestrator) writableStartup() string {
 	if o.pol.Sandbox.Mode == policy.ModeDangerFullAccess {
 		return ""
 	}
 	for _, name := range []string{"HOME", "ZDOTDIR"} {
-		dir := os.Getenv(name)
-		if dir == "" {
-			continue
-		}
-		if root := o.inWritableRoot(dir, o.pol.Sandbox); root != "" {
-			return fmt.Sprintf("Ran without a login shell (as login: false): $%s (%s) lies in %s, which sandboxed commands can write, so the shell's startup files there may be a command's, and would have run outside the sandbox.", name, dir, root)
+		for _, dir := range o.envValues(name) {
+			if root := o.inWritableRoot(dir, o.pol.Sandbox); root != "" {
+				return fmt.Sprintf("Ran without a login shell and without the shell's startup files (as login: false; ZDOTDIR and SHLVL set so that zsh and bash read none): $%s (%s) lies in %s, which sandboxed commands can write, so the shell's startup files there may be a command's, and would have run outside the sandbox.", name, dir, root)
+			}
 		}
 	}
 	return ""
 }
 
-// writableShellEnv empties, for a command run outside the sandbox, the
-// variables that name a file every shell of it reads first (BASH_ENV for
-// bash -c, ENV for an interactive sh) where that file lies in a folder
-// sandboxed commands can write: a command could have written it, and
-// the shell would run it outside the sandbox (an image's BASH_ENV naming
-// ~/.bashrc, with HOME in a writable root). It returns the entries that
-// empty them and a note for each.
+// envValues are the values of the variable name in this program's
+// environment and in the one commands get, each once, empty ones left
+// out.
+func (o *Orchestrator) envValues(name string) []string {
+	var out []string
+	if v := os.Getenv(name); v != "" {
+		out = append(out, v)
+	}
+	if v := lookupEnv(o.pol.Sandbox.CommandEnv, name); v != "" && !slices.Contains(out, v) {
+		out = append(out, v)
+	}
+	return out
+}
+
+// lookupEnv is the last value of name in env ("" if none).
+func lookupEnv(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, _ := strings.Cut(env[i], "="); k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// noStartupDir is what ZDOTDIR names for a command run outside the
+// sandbox while the startup files may be a command's: a folder nobody
+// makes (zsh reads $ZDOTDIR/.zshenv for every shell, login or not).
+const noStartupDir = "/nonexistent/unified-exec-no-startup-files"
+
+// writableShellEnv is what a command run outside the sandbox gets so that
+// its shell reads no file a sandboxed command could have written, with a
+// note for each: BASH_ENV (bash -c) and ENV (an interactive sh) emptied
+// where they name a file in a writable root; and while the startup files
+// are writable (see writableStartup), ZDOTDIR pointed where nothing is
+// (zsh reads .zshenv for every shell: red team 31) and SHLVL at least 1
+// (Debian's bash -c reads ~/.bashrc under SSH_CLIENT, or with a socket
+// for stdin, when SHLVL was unset: red team 31).
 func (o *Orchestrator) writableShellEnv() (env, notes []string) {
 	if o.pol.Sandbox.Mode == policy.ModeDangerFullAccess {
 		return nil, nil
 	}
 	for _, name := range []string{"BASH_ENV", "ENV"} {
-		file := os.Getenv(name)
-		if file == "" {
-			continue
+		for _, file := range o.envValues(name) {
+			if root := o.inWritableRoot(file, o.pol.Sandbox); root != "" {
+				env = append(env, name+"=")
+				notes = append(notes, fmt.Sprintf("Ran with $%s empty: it names %s, in %s, which sandboxed commands can write, and its shell would have run it outside the sandbox.", name, file, root))
+				break
+			}
 		}
-		if root := o.inWritableRoot(file, o.pol.Sandbox); root != "" {
-			env = append(env, name+"=")
-			notes = append(notes, fmt.Sprintf("Ran with $%s empty: it names %s, in %s, which sandboxed commands can write, and its shell would have run it outside the sandbox.", name, file, root))
+	}
+	if n := o.writableStartup(); n != "" {
+		notes = append(notes, n)
+		env = append(env, "ZDOTDIR="+noStartupDir)
+		if n, err := strconv.Atoi(lookupEnv(o.pol.Sandbox.CommandEnv, "SHLVL")); err != nil || n < 1 {
+			env = append(env, "SHLVL=1")
 		}
 	}
 	return env, notes

@@ -267,3 +267,89 @@ func TestUnsandboxedRunSkipsWritableBashEnv(t *testing.T) {
 		t.Error("the planted BASH_ENV ran outside the sandbox")
 	}
 }
+
+// TestUnsandboxedRunReadsNoWritableStartup: what red team 31 had still
+// run outside the sandbox with HOME in a writable root — zsh's ~/.zshenv
+// (read by every zsh, login or not); Debian bash -c's ~/.bashrc under
+// SSH_CLIENT with SHLVL unset; and everything of a HOME the policy's
+// [env] set gives commands, which the plan did not see (its
+// ~/.gitconfig writable, its ~/.bash_profile run by the next login shell
+// let out, its ~/.aws readable).
+func TestUnsandboxedRunReadsNoWritableStartup(t *testing.T) {
+	rule := "[[rule]]\npattern = [\"touch\"]\ndecision = \"allow\"\nsandbox = \"danger-full-access\"\n"
+	marker := func(t *testing.T) string {
+		m, err := os.CreateTemp("/var/tmp", "ue-startup-")
+		if err != nil {
+			t.Skipf("no /var/tmp to write a marker outside the writable roots: %v", err)
+		}
+		m.Close()
+		os.Remove(m.Name())
+		t.Cleanup(func() { os.Remove(m.Name()) })
+		return m.Name()
+	}
+	plantThenEscape := func(t *testing.T, f *fixture, plant, shell string) *unifiedexec.Response {
+		t.Helper()
+		if r, err := f.exec(t, plant, false, ""); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+			t.Fatalf("planting: %v %+v", err, r)
+		}
+		r, err := f.o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "touch made", Shell: shell}})
+		if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+			t.Fatalf("%v %+v", err, r)
+		}
+		return r
+	}
+	t.Run("zshenv", func(t *testing.T) {
+		if _, err := exec.LookPath("zsh"); err != nil {
+			t.Skip("zsh is not installed")
+		}
+		m := marker(t)
+		t.Setenv("HOME", t.TempDir())
+		f := newFixture(t, "never", rule)
+		plantThenEscape(t, f, "echo 'touch "+m+"' > \"$HOME/.zshenv\"", "zsh")
+		if _, err := os.Stat(m); err == nil {
+			t.Error("the planted ~/.zshenv ran outside the sandbox")
+		}
+	})
+	t.Run("bashrc-over-ssh", func(t *testing.T) {
+		m := marker(t)
+		t.Setenv("HOME", t.TempDir())
+		t.Setenv("SSH_CLIENT", "10.0.0.1 5555 22")
+		t.Setenv("SHLVL", "")
+		os.Unsetenv("SHLVL")
+		f := newFixture(t, "never", rule)
+		plantThenEscape(t, f, "echo 'touch "+m+"' > \"$HOME/.bashrc\"", "")
+		if _, err := os.Stat(m); err == nil {
+			t.Error("the planted ~/.bashrc ran outside the sandbox")
+		}
+	})
+	t.Run("env-set-home", func(t *testing.T) {
+		m := marker(t)
+		home := t.TempDir() // /tmp: a writable root
+		if err := os.MkdirAll(home+"/.aws", 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(home+"/.aws/credentials", []byte("aws_secret_access_key=CANARY\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f := newFixture(t, "never", rule+"[env.set]\nHOME = \""+home+"\"\n")
+		r, err := f.exec(t, "cat ~/.aws/credentials", false, "")
+		if err != nil || strings.Contains(r.Output, "CANARY") {
+			t.Fatalf("the commands' HOME's ~/.aws is readable: %v %q", err, r.Output)
+		}
+		// The first response says the home is writable (red team 31: only
+		// policy explain did); the next ones do not repeat it.
+		if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "Sandbox: the home folder "+home) }) {
+			t.Errorf("the first response does not say the home is writable: %q", r.Notes)
+		}
+		if r, err := f.exec(t, "echo '[core] sshCommand = x' > ~/.gitconfig", false, ""); err != nil || r.ExitCode == nil || *r.ExitCode == 0 {
+			t.Errorf("the commands' HOME's ~/.gitconfig is writable: %v %+v", err, r)
+		}
+		r = plantThenEscape(t, f, "echo 'touch "+m+"' > ~/.bash_profile", "")
+		if _, err := os.Stat(m); err == nil {
+			t.Error("the planted ~/.bash_profile of the commands' HOME ran outside the sandbox")
+		}
+		if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "Ran without a login shell") }) {
+			t.Errorf("no note says why: %q", r.Notes)
+		}
+	})
+}

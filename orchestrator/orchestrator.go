@@ -70,7 +70,9 @@ type Orchestrator struct {
 	// enforced here (the start-up line and `sandbox status` say it too);
 	// repeating it on every response would only be noise.
 	limitNoted atomic.Bool
-	onExit     func(id, code int, lastLines []string)
+	// toldPlanNotes are the plan warnings told already (planWarnings).
+	toldPlanNotes sync.Map
+	onExit        func(id, code int, lastLines []string)
 
 	// sessMu guards sessions: the sessions still running after their
 	// first call, for their exit line.
@@ -95,6 +97,12 @@ func New(cfg Config) (_ *Orchestrator, err error) {
 	if o.pol == nil {
 		o.pol = policy.Default()
 	}
+	// The plan covers what commands' own environment names too (a HOME or
+	// a secret store that [env] set moves): a copy, the caller's policy
+	// is left as it is.
+	pol := *o.pol
+	pol.Sandbox.CommandEnv = pol.Env.Build(os.Environ())
+	o.pol = &pol
 	ws := cfg.Workspace
 	if ws == "" {
 		ws, _ = os.Getwd()

@@ -288,10 +288,12 @@ func (o *Orchestrator) sandboxFor(sp policy.Sandbox, mode string) (sb *unifiedex
 	}
 	tracepoint.Mark("compiled the sandbox")
 	plan.AddReadOnlyFiles(o.readOnly...)
+	warnings := o.planWarnings(plan)
 	plan, notes, err = o.egressPlan(plan, sp)
 	if err != nil {
 		return nil, false, nil, nil, err
 	}
+	notes = append(warnings, notes...)
 	if missing := o.status.Missing(plan); len(missing) > 0 {
 		if sp.Required {
 			return nil, false, nil, nil, fmt.Errorf("%w: this host lacks %s; set [sandbox] required = false to run unsandboxed, or mode = \"danger-full-access\"", ErrSandboxUnavailable, strings.Join(missing, ", "))
@@ -328,4 +330,21 @@ func (o *Orchestrator) exitEvent(ev event, a *attempt, started time.Time) {
 	}
 	ev.DurationMS = time.Since(started).Milliseconds()
 	o.audit.write(ev)
+}
+
+// planWarnings are the plan's notes a person must see, each told once per
+// orchestrator (in the first response, or on the wrapper's stderr): a
+// home inside a writable root, a secret store left readable (red team 31:
+// they reached only policy explain).
+func (o *Orchestrator) planWarnings(plan sandbox.Plan) []string {
+	var out []string
+	for _, n := range plan.Notes {
+		if !strings.HasPrefix(n, "the home folder ") && !strings.Contains(n, "which holds the workspace: left readable") {
+			continue
+		}
+		if _, told := o.toldPlanNotes.LoadOrStore(n, true); !told {
+			out = append(out, "Sandbox: "+n+".")
+		}
+	}
+	return out
 }

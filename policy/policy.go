@@ -60,6 +60,12 @@ type Sandbox struct {
 	Git string `toml:"git"`
 	// Required refuses to run when the sandbox cannot be enforced.
 	Required bool `toml:"required"`
+	// CommandEnv is the environment commands get ([Env] Build of this
+	// program's, [env] set included), when the caller knows it: a HOME,
+	// a moved secret store (DOCKER_CONFIG...) or a git configuration
+	// variable set there is covered as this program's own are. Not read
+	// from the policy file.
+	CommandEnv []string `toml:"-"`
 }
 
 // Values of [Sandbox] Git.

@@ -67,9 +67,27 @@ type gitSurvey struct {
 	globalFiles []string
 }
 
-func newGitSurvey(roots []string, home string, commit bool) *gitSurvey {
+func newGitSurvey(roots []string, home string, commit bool, commandEnv ...string) *gitSurvey {
 	s := &gitSurvey{roots: roots, home: home, commit: commit, seen: map[string]bool{}, items: map[string]string{}, noted: map[string]bool{}, parsed: map[string][]gitEntry{}}
-	for _, f := range userConfigs(home) {
+	// The user's files as this program's git finds them, and as the
+	// commands' environment ([env] set) has their git find them.
+	users := userConfigs(home, os.Getenv)
+	if len(commandEnv) > 0 {
+		getenv := func(name string) string {
+			for i := len(commandEnv) - 1; i >= 0; i-- {
+				if k, v, _ := strings.Cut(commandEnv[i], "="); k == name {
+					return v
+				}
+			}
+			return ""
+		}
+		for _, f := range userConfigs(getenv("HOME"), getenv) {
+			if !slices.Contains(users, f) {
+				users = append(users, f)
+			}
+		}
+	}
+	for _, f := range users {
 		s.readConfig(f, 0, func(file string, e gitEntry) {
 			s.entry(file, e, "")
 			s.global = append(s.global, e)
@@ -87,7 +105,7 @@ func newGitSurvey(roots []string, home string, commit bool) *gitSurvey {
 	// HOME): git reads an empty one as none, and red team 30 had a
 	// command write ~/.gitconfig with a core.sshCommand that a git fetch
 	// run outside the sandbox then ran.
-	for _, f := range userConfigs(home) {
+	for _, f := range users {
 		if f == os.Getenv("GIT_CONFIG_SYSTEM") || f == "/etc/gitconfig" || !s.inRoots(filepath.Clean(f)) {
 			continue
 		}
@@ -123,18 +141,18 @@ func newGitSurvey(roots []string, home string, commit bool) *gitSurvey {
 // and ~/.gitconfig). Red team 28 set core.hooksPath = .githooks in the
 // system's, which the survey did not read. (The host's git must run with
 // the same environment for this to hold.)
-func userConfigs(home string) []string {
+func userConfigs(home string, getenv func(string) string) []string {
 	var files []string
-	if !isGitTrue(os.Getenv("GIT_CONFIG_NOSYSTEM")) {
-		files = append(files, cmp.Or(os.Getenv("GIT_CONFIG_SYSTEM"), "/etc/gitconfig"))
+	if !isGitTrue(getenv("GIT_CONFIG_NOSYSTEM")) {
+		files = append(files, cmp.Or(getenv("GIT_CONFIG_SYSTEM"), "/etc/gitconfig"))
 	}
-	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+	if g := getenv("GIT_CONFIG_GLOBAL"); g != "" {
 		return append(files, g)
 	}
 	if home == "" {
 		return files
 	}
-	xdg := os.Getenv("XDG_CONFIG_HOME")
+	xdg := getenv("XDG_CONFIG_HOME")
 	if xdg == "" {
 		xdg = filepath.Join(home, ".config")
 	}
@@ -1027,8 +1045,8 @@ func gitRoots(roots []string, home string) (extra, notes []string) {
 // survey searches the writable roots (but the unreadable paths in them)
 // for repositories, adds the .git paths the policy protects by name, and
 // covers what it found.
-func survey(roots, tmp, deny, seeds, unreadable []string, home string, commit bool) *gitSurvey {
-	s := newGitSurvey(roots, home, commit)
+func survey(roots, tmp, deny, seeds, unreadable []string, home string, commit bool, commandEnv []string) *gitSurvey {
+	s := newGitSurvey(roots, home, commit, commandEnv...)
 	s.unreadable = unreadable
 	s.found(findRepos(roots, tmp, deny))
 	for _, p := range seeds {
@@ -1069,7 +1087,7 @@ func WatchGit(p policy.Sandbox, workspace string) (GitState, error) {
 	}
 	extra, _ := gitRoots(roots, home)
 	roots = dedupe(append(roots, extra...))
-	s := survey(roots, tmp, nil, nil, unreadableTargets(p.DenyRead, ws, home), home, true)
+	s := survey(roots, tmp, nil, nil, unreadableTargets(p, ws), home, true, p.CommandEnv)
 	st := GitState{items: s.items}
 	for _, dir := range s.hookDirs {
 		entries, err := os.ReadDir(dir)

@@ -365,13 +365,13 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	var deny, later []string
 	resolved := map[string]string{}
 	// "~" is the home of $HOME and the account's own (see homesOf).
-	homes := homesOf(home)
+	homes := homesIn(p)
 	for _, h := range homes {
 		if inRoots(h) {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("the home folder %s lies inside a writable root: commands can change the startup files of shells and tools there (.bashrc, .profile, ...), which run outside the sandbox when a person, or a command let out of it, uses them (a command run outside the sandbox then runs without a login shell; git's own configuration there is kept read-only)", h))
 		}
 	}
-	moved, movedNotes := movedStores(p.DenyRead, ws)
+	moved, movedNotes := movedStores(p, ws)
 	plan.Notes = append(plan.Notes, movedNotes...)
 	for _, entry := range slices.Concat(p.DenyRead, moved) {
 		ds, why := expandHomes(entry, homes)
@@ -460,8 +460,8 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 			}
 		}
 		surveyed = make(chan *gitSurvey, 1) // its goroutine never waits
-		unreadable := unreadableTargets(p.DenyRead, ws, home)
-		go func() { surveyed <- survey(roots, tmpRoots, denyIn, seeds, unreadable, home, commit) }()
+		unreadable := unreadableTargets(p, ws)
+		go func() { surveyed <- survey(roots, tmpRoots, denyIn, seeds, unreadable, home, commit, p.CommandEnv) }()
 	}
 	plan.WritableRoots = outermost(roots)
 	plan.NestedRoots = slices.DeleteFunc(slices.Clone(roots), func(r string) bool { return slices.Contains(plan.WritableRoots, r) })
@@ -1278,6 +1278,43 @@ func expand(p, home string) string {
 	return p
 }
 
+// envValues are the values of the variable name, this program's and the
+// one commands get (p.CommandEnv, where [env] set may give another), each
+// once, empty ones left out: what a command's tools read is where the
+// second points, what the host's read where the first does.
+func envValues(p policy.Sandbox, name string) []string {
+	var out []string
+	if v := os.Getenv(name); v != "" {
+		out = append(out, v)
+	}
+	for i := len(p.CommandEnv) - 1; i >= 0; i-- {
+		if k, v, _ := strings.Cut(p.CommandEnv[i], "="); k == name {
+			if v != "" && !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+			break
+		}
+	}
+	return out
+}
+
+// homesIn are the homes (see homesOf) of every HOME envValues gives.
+func homesIn(p policy.Sandbox) []string {
+	values := envValues(p, "HOME")
+	if len(values) == 0 {
+		return homesOf("")
+	}
+	var out []string
+	for _, h := range values {
+		for _, d := range homesOf(h) {
+			if !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
 // homesOf is where "~" is in a deny_read or protected entry: $HOME (home)
 // and the account's own home, from the password database, where it
 // differs. A job run with HOME elsewhere (a CI step's scratch folder) or
@@ -1352,7 +1389,8 @@ var storeVars = map[string][]string{
 // entries (see storeVars), as entries of their own. A path that is not
 // absolute, lies in /dev, /proc or /sys (HISTFILE=/dev/null), or holds the
 // workspace (nothing could run) is left out, with a note for the last.
-func movedStores(entries []string, ws string) (out, notes []string) {
+func movedStores(p policy.Sandbox, ws string) (out, notes []string) {
+	entries := p.DenyRead
 	add := func(entry, name, path string) {
 		switch {
 		case !filepath.IsAbs(path):
@@ -1368,24 +1406,22 @@ func movedStores(entries []string, ws string) (out, notes []string) {
 	for _, entry := range entries {
 		for _, v := range storeVars[entry] {
 			name, file, _ := strings.Cut(v, "/")
-			val := os.Getenv(name)
-			if val == "" {
-				continue
-			}
-			if name == "KUBECONFIG" {
-				for _, p := range filepath.SplitList(val) {
-					add(entry, name, p)
+			for _, val := range envValues(p, name) {
+				if name == "KUBECONFIG" {
+					for _, k := range filepath.SplitList(val) {
+						add(entry, name, k)
+					}
+					continue
 				}
-				continue
+				if file != "" {
+					val = filepath.Join(val, file)
+				}
+				add(entry, name, val)
 			}
-			if file != "" {
-				val = filepath.Join(val, file)
-			}
-			add(entry, name, val)
 		}
 		for prefix, name := range map[string]string{"~/.config/": "XDG_CONFIG_HOME", "~/.local/share/": "XDG_DATA_HOME", "~/.local/state/": "XDG_STATE_HOME"} {
 			if rest, ok := strings.CutPrefix(entry, prefix); ok {
-				if dir := os.Getenv(name); dir != "" {
+				for _, dir := range envValues(p, name) {
 					add(entry, name, filepath.Join(dir, rest))
 				}
 			}
@@ -1398,11 +1434,12 @@ func movedStores(entries []string, ws string) (out, notes []string) {
 // included (a file made there later is unreadable too): each as written
 // (in each home, relative ones in the workspace) and, where it exists, as
 // links resolve it.
-func unreadableTargets(entries []string, ws, home string) []string {
+func unreadableTargets(p policy.Sandbox, ws string) []string {
 	var out []string
-	moved, _ := movedStores(entries, ws)
-	for _, entry := range slices.Concat(entries, moved) {
-		paths, _ := expandHomes(entry, homesOf(home))
+	moved, _ := movedStores(p, ws)
+	homes := homesIn(p)
+	for _, entry := range slices.Concat(p.DenyRead, moved) {
+		paths, _ := expandHomes(entry, homes)
 		for _, d := range paths {
 			if !filepath.IsAbs(d) {
 				d = filepath.Join(ws, d)

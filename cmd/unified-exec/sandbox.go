@@ -66,6 +66,9 @@ func sandboxReport(o *orchestrator.Orchestrator) (string, bool) {
 	}
 	plan = plan.WithNetwork(pol.NetworkMode())
 	report := sandbox.Describe(st, pol.Sandbox, plan) + networkStatus(o) + "spawn: " + o.Strategy() + "\n"
+	for _, n := range plan.Notes {
+		report += "note: " + n + "\n"
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := o.Check(ctx); err != nil {

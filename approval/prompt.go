@@ -123,14 +123,18 @@ func Display(argv []string) string {
 // output there: the command may have left it concealed (ESC [8m) or
 // colored as the background, with a scroll region of one line (each
 // line of the question then replaces the one before: only its last
-// shows) or the cursor hidden — and printed a question of its own to pass
-// for ours. It resets the text attributes and the scroll region (the
-// cursor kept where it is) and shows the cursor; "" where TERM is dumb.
+// shows), the cursor hidden, the line-drawing character set chosen (every
+// letter of the question a glyph: red team 31) or the default colors set
+// alike — and printed a question of its own to pass for ours. It is a
+// soft reset (DECSTR: modes, character sets, attributes), the scroll
+// region reset with the cursor kept where it is, the text attributes, the
+// ASCII character set shifted in, the cursor shown, and the default
+// colors and palette restored; "" where TERM is dumb.
 func TerminalReset() string {
 	if os.Getenv("TERM") == "dumb" {
 		return ""
 	}
-	return "\x1b[0m\x1b7\x1b[r\x1b8\x1b[?25h"
+	return "\x1b[!p\x1b7\x1b[r\x1b8\x1b[0m\x1b(B\x0f\x1b[?25h\x1b]104\x07\x1b]110\x07\x1b]111\x07"
 }
 
 // TTYPrompter asks on the controlling terminal (/dev/tty), for wrap
@@ -180,6 +184,8 @@ func (p *TTYPrompter) Ask(ctx context.Context, q Question) (Answer, error) {
 		<-watcherDone
 		tty.Close()
 	}()
+	// What was typed before the question cannot answer it.
+	flushInput(tty)
 	fmt.Fprint(tty, TerminalReset()+"\n"+q.Text())
 	r := bufio.NewReader(tty)
 	for {

@@ -172,7 +172,7 @@ func TestTTYPrompterEscapes(t *testing.T) {
 	// The prompter's own reset of the text attributes comes first.
 	if os.Getenv("TERM") != "dumb" {
 		var ok bool
-		if out, ok = strings.CutPrefix(out, "\x1b[0m\x1b7\x1b[r\x1b8\x1b[?25h"); !ok {
+		if out, ok = strings.CutPrefix(out, TerminalReset()); !ok {
 			t.Fatalf("the question does not reset the terminal's attributes and scroll region first: %q", out)
 		}
 	}

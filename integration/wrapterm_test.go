@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/unified-exec/unified-exec/approval"
 	"github.com/unified-exec/unified-exec/internal/proctree"
 	"golang.org/x/sys/unix"
 )
@@ -352,7 +353,7 @@ func TestWrapTerminalGitNoteShown(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("no Git note: %q", out)
 	}
-	if !strings.HasSuffix(out[:i], "\x1b[0m\x1b7\x1b[r\x1b8\x1b[?25h") {
+	if !strings.HasSuffix(out[:i], approval.TerminalReset()) {
 		t.Errorf("the note does not reset the text attributes the command left concealed: %q", out)
 	}
 	note, _, _ := strings.Cut(out[i:], "\n")
@@ -383,14 +384,14 @@ func TestWrapTerminalQuestionNotConcealed(t *testing.T) {
 	}
 	defer os.RemoveAll(outside)
 	target := outside + "/made"
-	tm := startTermFlags(t, ws, []string{"--policy", pol}, 24, 200, "sh", "-c", `printf 'All tests passed. Clean up? [y]es, [n]o? \033[8m\033[?25l\033[1;1r'; touch `+target)
+	tm := startTermFlags(t, ws, []string{"--policy", pol}, 24, 200, "sh", "-c", `printf 'All tests passed. Clean up? [y]es, [n]o? \033[8m\033[?25l\033[1;1r\033(0'; touch `+target)
 	at := tm.waitFor(0, "\x1b[8m")
 	end := tm.waitFor(at, "WITHOUT")
 	question := tm.output()[at:end]
 	if !strings.Contains(question, "WITHOUT") {
 		t.Fatalf("no question about running without the sandbox: %q", question)
 	}
-	if i := strings.Index(question, "\x1b[0m\x1b7\x1b[r\x1b8\x1b[?25h"); i < 0 || i > strings.Index(question, "WITHOUT") {
+	if i := strings.Index(question, approval.TerminalReset()); i < 0 || i > strings.Index(question, "WITHOUT") {
 		t.Errorf("the question is printed under the command's conceal sequence: %q", question)
 	}
 	tm.send("n\r")

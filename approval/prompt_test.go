@@ -17,9 +17,22 @@ import (
 // next of answers, and returns a TTYPrompter on the slave.
 func answerOn(t *testing.T, answers ...string) *TTYPrompter {
 	t.Helper()
+	return answerAfter(t, "", answers...)
+}
+
+// answerAfter is answerOn with typed written on the master first, as keys
+// typed before any question.
+func answerAfter(t *testing.T, typed string, answers ...string) *TTYPrompter {
+	t.Helper()
 	master, slave, err := pty.Open()
 	if err != nil {
 		t.Skipf("no PTY here: %v", err)
+	}
+	if typed != "" {
+		if _, err := master.Write([]byte(typed)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond) // the line discipline has it
 	}
 	name := slave.Name()
 	// Keep the slave open until the test ends so the master never sees EIO

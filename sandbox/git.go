@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/unified-exec/unified-exec/policy"
 )
@@ -52,9 +53,11 @@ type gitSurvey struct {
 	makeFiles []string // absent files to make (empty) so that they can be covered
 	hookDirs  []string // directories git takes hooks from
 	notes     []string
-	// unreadable are the paths commands cannot read (deny_read, as
-	// unreadableTargets gives them): what they hold is never told.
-	unreadable []string
+	// unreadable gives the paths commands cannot read (deny_read, as
+	// unreadableTargets gives them): what they hold is never told. Asked
+	// only when something is to be fingerprinted (it resolves every
+	// entry: a survey of its own).
+	unreadable func() []string
 	// items are what makes git run a program (see GitState); noted are
 	// the configuration files whose entries are in it.
 	items  map[string]string
@@ -649,7 +652,7 @@ func (s *gitSurvey) fingerprint(path string) string {
 		return "unreadable: " + err.Error()
 	}
 	switch {
-	case slices.ContainsFunc(s.unreadable, func(d string) bool { return real == d || within(real, d) }):
+	case s.unreadable != nil && slices.ContainsFunc(s.unreadable(), func(d string) bool { return real == d || within(real, d) }):
 		return "in a path commands cannot read (not read)"
 	case !s.inRoots(real) && real != "/dev/shm" && !within(real, "/dev/shm"):
 		return "outside what commands can write (not read)"
@@ -1045,7 +1048,7 @@ func gitRoots(roots []string, home string) (extra, notes []string) {
 // survey searches the writable roots (but the unreadable paths in them)
 // for repositories, adds the .git paths the policy protects by name, and
 // covers what it found.
-func survey(roots, tmp, deny, seeds, unreadable []string, home string, commit bool, commandEnv []string) *gitSurvey {
+func survey(roots, tmp, deny, seeds []string, unreadable func() []string, home string, commit bool, commandEnv []string) *gitSurvey {
 	s := newGitSurvey(roots, home, commit, commandEnv...)
 	s.unreadable = unreadable
 	s.found(findRepos(roots, tmp, deny))
@@ -1087,7 +1090,7 @@ func WatchGit(p policy.Sandbox, workspace string) (GitState, error) {
 	}
 	extra, _ := gitRoots(roots, home)
 	roots = dedupe(append(roots, extra...))
-	s := survey(roots, tmp, nil, nil, unreadableTargets(p, ws), home, true, p.CommandEnv)
+	s := survey(roots, tmp, nil, nil, sync.OnceValue(func() []string { return unreadableTargets(p, ws) }), home, true, p.CommandEnv)
 	st := GitState{items: s.items}
 	for _, dir := range s.hookDirs {
 		entries, err := os.ReadDir(dir)

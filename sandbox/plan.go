@@ -460,7 +460,7 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 			}
 		}
 		surveyed = make(chan *gitSurvey, 1) // its goroutine never waits
-		unreadable := unreadableTargets(p, ws)
+		unreadable := sync.OnceValue(func() []string { return unreadableTargets(p, ws) })
 		go func() { surveyed <- survey(roots, tmpRoots, denyIn, seeds, unreadable, home, commit, p.CommandEnv) }()
 	}
 	plan.WritableRoots = outermost(roots)

@@ -147,9 +147,20 @@ func Attribute(ev Evidence) (Denial, bool) {
 		}
 		access := accessOf(line)
 		for _, p := range pathsIn(line) {
+			// A path under deny_read, as written or as resolved, is told
+			// as that entry alone: neither whether it exists (reading or
+			// writing) nor where a link in it leads (red team 31 named
+			// guessed files in ~/.ssh in a line of its own and read the
+			// answer from the note).
+			if d := ev.Plan.denyRootOf(lexical(p, ev.Cwd, ev.Home)); d != "" {
+				return Denial{Kind: DeniedFile, Path: d, Why: "unreadable: deny_read " + d, Line: clip(line)}, true
+			}
 			path := resolve(p, ev.Cwd, ev.Home)
 			if path == "" {
 				continue
+			}
+			if d := ev.Plan.denyRootOf(path); d != "" {
+				return Denial{Kind: DeniedFile, Path: d, Why: "unreadable: deny_read " + d, Line: clip(line)}, true
 			}
 			if d, ok := ev.judge(path, access, allowed); ok {
 				d.Line = clip(line)
@@ -259,7 +270,9 @@ func pathsIn(line string) []string {
 
 // resolve makes p absolute (relative to cwd, "~" to home) and resolves
 // the symbolic links of its existing part, as the plan's paths are.
-func resolve(p, cwd, home string) string {
+// lexical is p as an absolute path, cleaned, nothing resolved ("" where
+// it cannot be made one).
+func lexical(p, cwd, home string) string {
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		if home == "" {
 			return ""
@@ -272,7 +285,27 @@ func resolve(p, cwd, home string) string {
 		}
 		p = filepath.Join(cwd, p)
 	}
-	p = filepath.Clean(p)
+	return filepath.Clean(p)
+}
+
+// denyRootOf is the deny_read path that holds path (path itself or a
+// folder above it), or "".
+func (p *Plan) denyRootOf(path string) string {
+	if path == "" {
+		return ""
+	}
+	for _, d := range p.DenyRead {
+		if path == d || within(path, d) {
+			return d
+		}
+	}
+	return ""
+}
+
+func resolve(p, cwd, home string) string {
+	if p = lexical(p, cwd, home); p == "" {
+		return ""
+	}
 	var rest []string
 	for q := p; ; q = filepath.Dir(q) {
 		if real, err := filepath.EvalSymlinks(q); err == nil {

@@ -131,3 +131,31 @@ func TestPathsIn(t *testing.T) {
 		}
 	}
 }
+
+// TestAttributeTellsNothingOfDenyRead: a refusal naming a path under
+// deny_read is told as that entry alone, the same whether the file exists
+// or not, and without where a link in it leads (red team 31 printed
+// guessed names in ~/.ssh in a line of its own: "reading" told one
+// existed, "writing" that it did not, and a link's target was shown).
+func TestAttributeTellsNothingOfDenyRead(t *testing.T) {
+	plan, ws, home, out := attributionTree(t, policy.ModeWorkspaceWrite)
+	if err := os.Symlink(out+"/file", home+"/.ssh/deploy-key"); err != nil {
+		t.Fatal(err)
+	}
+	allowAll := func(string, bool) bool { return true }
+	var got []string
+	for _, name := range []string{"id", "absent", "deploy-key"} {
+		line := "cat: " + home + "/.ssh/" + name + ": Permission denied\n"
+		d, ok := Attribute(Evidence{Plan: &plan, Code: 1, Output: line, Cwd: ws, Home: home, Mounts: true, Allowed: allowAll})
+		if !ok {
+			t.Fatalf("%q is not a denial", line)
+		}
+		got = append(got, strings.ReplaceAll(d.String(), name, "NAME"))
+		if strings.Contains(d.String(), out) {
+			t.Errorf("the link's target is told: %s", d)
+		}
+	}
+	if got[0] != got[1] || got[1] != got[2] {
+		t.Errorf("the denials differ by what exists:\n%s", strings.Join(got, "\n"))
+	}
+}

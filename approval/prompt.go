@@ -129,12 +129,16 @@ func Display(argv []string) string {
 // soft reset (DECSTR: modes, character sets, attributes), the scroll
 // region reset with the cursor kept where it is, the text attributes, the
 // ASCII character set shifted in, the cursor shown, and the default
-// colors and palette restored; "" where TERM is dumb.
+// colors and palette restored — after a CAN that ends a control string
+// the command left open (a title never terminated), and with line
+// wrapping back on (a strict soft reset turns it off: a long command in
+// the question would be cut at the right edge: red team 32); "" where
+// TERM is dumb.
 func TerminalReset() string {
 	if os.Getenv("TERM") == "dumb" {
 		return ""
 	}
-	return "\x1b[!p\x1b7\x1b[r\x1b8\x1b[0m\x1b(B\x0f\x1b[?25h\x1b]104\x07\x1b]110\x07\x1b]111\x07"
+	return "\x18\x1b[!p\x1b[?7h\x1b7\x1b[r\x1b8\x1b[0m\x1b(B\x0f\x1b[?25h\x1b]104\x07\x1b]110\x07\x1b]111\x07"
 }
 
 // TTYPrompter asks on the controlling terminal (/dev/tty), for wrap

@@ -143,12 +143,16 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 		req.Label = "sandbox: none (" + mode + " unavailable)"
 	}
 	req.Notes = append(req.Notes, notes...)
-	if !sandboxed && (req.Login == nil || *req.Login) && o.writableStartup() != "" {
-		login := false
-		req.Login = &login
-	}
 	if !sandboxed {
+		// Whatever the guard changes, no login shell either: its
+		// snapshot is taken in an environment of its own, which the
+		// guard's would not reach (red team 32: a relative BASH_ENV ran
+		// in the login shell's snapshot).
 		env, n := o.writableShellEnv()
+		if len(env) > 0 && (req.Login == nil || *req.Login) {
+			login := false
+			req.Login = &login
+		}
 		req.Env = append(req.Env, env...)
 		req.Notes = append(req.Notes, n...)
 	}
@@ -200,12 +204,26 @@ func (o *Orchestrator) writableStartup() string {
 	}
 	for _, name := range []string{"HOME", "ZDOTDIR"} {
 		for _, dir := range o.envValues(name) {
-			if root := o.inWritableRoot(dir, o.pol.Sandbox); root != "" {
+			if root := o.mayBeWritable(dir); root != "" {
 				return fmt.Sprintf("Ran without a login shell and without the shell's startup files (as login: false; ZDOTDIR and SHLVL set so that zsh and bash read none): $%s (%s) lies in %s, which sandboxed commands can write, so the shell's startup files there may be a command's, and would have run outside the sandbox.", name, dir, root)
 			}
 		}
 	}
 	return ""
+}
+
+// mayBeWritable says where a shell's startup path (a HOME, a BASH_ENV)
+// may name a file sandboxed commands can write, or "": a writable root
+// holding it; for a relative path, which the shell takes from its
+// working directory (the workspace, or a workdir in it), or one the shell
+// expands itself ($HOME/.benv: bash expands BASH_ENV), the workspace (red
+// team 32: [env] set BASH_ENV = "benv.sh" ran a command's file outside
+// the sandbox).
+func (o *Orchestrator) mayBeWritable(path string) string {
+	if !filepath.IsAbs(path) || strings.ContainsAny(path, "$`~") {
+		return o.ws
+	}
+	return o.inWritableRoot(path, o.pol.Sandbox)
 }
 
 // envValues are the values of the variable name in this program's
@@ -251,7 +269,7 @@ func (o *Orchestrator) writableShellEnv() (env, notes []string) {
 	}
 	for _, name := range []string{"BASH_ENV", "ENV"} {
 		for _, file := range o.envValues(name) {
-			if root := o.inWritableRoot(file, o.pol.Sandbox); root != "" {
+			if root := o.mayBeWritable(file); root != "" {
 				env = append(env, name+"=")
 				notes = append(notes, fmt.Sprintf("Ran with $%s empty: it names %s, in %s, which sandboxed commands can write, and its shell would have run it outside the sandbox.", name, file, root))
 				break

@@ -322,6 +322,21 @@ func TestUnsandboxedRunReadsNoWritableStartup(t *testing.T) {
 			t.Error("the planted ~/.bashrc ran outside the sandbox")
 		}
 	})
+	t.Run("env-set-relative-bash-env", func(t *testing.T) {
+		// Relative, the shell takes it from the workspace; with a "$",
+		// bash expands it (red team 32).
+		for _, v := range []string{"benv.sh", "$PWD/benv.sh"} {
+			m := marker(t)
+			f := newFixture(t, "never", rule+"[env.set]\nBASH_ENV = \""+v+"\"\n")
+			r := plantThenEscape(t, f, "echo 'touch "+m+"' > benv.sh", "")
+			if _, err := os.Stat(m); err == nil {
+				t.Errorf("BASH_ENV=%s: the planted file ran outside the sandbox", v)
+			}
+			if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "$BASH_ENV empty") }) {
+				t.Errorf("BASH_ENV=%s: no note says why: %q", v, r.Notes)
+			}
+		}
+	})
 	t.Run("env-set-home", func(t *testing.T) {
 		m := marker(t)
 		home := t.TempDir() // /tmp: a writable root

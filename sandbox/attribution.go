@@ -159,7 +159,7 @@ func Attribute(ev Evidence) (Denial, bool) {
 			if path == "" {
 				continue
 			}
-			if d := ev.Plan.denyRootOf(path); d != "" {
+			if d := ev.Plan.denyOnTheWay(lexical(p, ev.Cwd, ev.Home)); d != "" {
 				return Denial{Kind: DeniedFile, Path: d, Why: "unreadable: deny_read " + d, Line: clip(line)}, true
 			}
 			if d, ok := ev.judge(path, access, allowed); ok {
@@ -286,6 +286,32 @@ func lexical(p, cwd, home string) string {
 		p = filepath.Join(cwd, p)
 	}
 	return filepath.Clean(p)
+}
+
+// denyOnTheWay is the deny_read path that path passes through as the
+// kernel resolves it, one name after another, or "": a link the command
+// made to ~/.ssh, then a link in there, resolved whole, named only where
+// the last one led (red team 32).
+func (p *Plan) denyOnTheWay(path string) string {
+	if path == "" {
+		return ""
+	}
+	if d := p.denyRootOf(path); d != "" {
+		return d
+	}
+	prefix := "/"
+	for _, name := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
+		prefix = joinName(prefix, name)
+		real, err := filepath.EvalSymlinks(prefix)
+		if err != nil {
+			return ""
+		}
+		if d := p.denyRootOf(real); d != "" {
+			return d
+		}
+		prefix = real
+	}
+	return ""
 }
 
 // denyRootOf is the deny_read path that holds path (path itself or a

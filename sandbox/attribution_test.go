@@ -158,4 +158,14 @@ func TestAttributeTellsNothingOfDenyRead(t *testing.T) {
 	if got[0] != got[1] || got[1] != got[2] {
 		t.Errorf("the denials differ by what exists:\n%s", strings.Join(got, "\n"))
 	}
+	// Through a link the command made to ~/.ssh, then the link in there
+	// (red team 32): resolved whole, only where the last one led showed.
+	if err := os.Symlink(home+"/.ssh", ws+"/l"); err != nil {
+		t.Fatal(err)
+	}
+	line := "cat: " + ws + "/l/deploy-key: Permission denied\n"
+	d, ok := Attribute(Evidence{Plan: &plan, Code: 1, Output: line, Cwd: ws, Home: home, Mounts: true, Allowed: allowAll})
+	if !ok || strings.Contains(d.String(), out) || d.Path != home+"/.ssh" {
+		t.Errorf("through a link to ~/.ssh: %v %s", ok, d)
+	}
 }

@@ -234,20 +234,10 @@ func (o *Orchestrator) envValues(name string) []string {
 	if v := os.Getenv(name); v != "" {
 		out = append(out, v)
 	}
-	if v := lookupEnv(o.pol.Sandbox.CommandEnv, name); v != "" && !slices.Contains(out, v) {
+	if v := o.pol.Sandbox.CommandValue(name); v != "" && !slices.Contains(out, v) {
 		out = append(out, v)
 	}
 	return out
-}
-
-// lookupEnv is the last value of name in env ("" if none).
-func lookupEnv(env []string, name string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, _ := strings.Cut(env[i], "="); k == name {
-			return v
-		}
-	}
-	return ""
 }
 
 // noStartupDir is what ZDOTDIR names for a command run outside the
@@ -279,7 +269,7 @@ func (o *Orchestrator) writableShellEnv() (env, notes []string) {
 	if n := o.writableStartup(); n != "" {
 		notes = append(notes, n)
 		env = append(env, "ZDOTDIR="+noStartupDir)
-		if n, err := strconv.Atoi(lookupEnv(o.pol.Sandbox.CommandEnv, "SHLVL")); err != nil || n < 1 {
+		if n, err := strconv.Atoi(o.pol.Sandbox.CommandValue("SHLVL")); err != nil || n < 1 {
 			env = append(env, "SHLVL=1")
 		}
 	}

@@ -196,17 +196,11 @@ func TestGitNoteEscaped(t *testing.T) {
 // ~/.bash_profile, which the login shell of the next command a rule let
 // out of the sandbox ran there.
 func TestUnsandboxedRunSkipsWritableStartup(t *testing.T) {
-	marker, err := os.CreateTemp("/var/tmp", "ue-startup-")
-	if err != nil {
-		t.Skipf("no /var/tmp to write a marker outside the writable roots: %v", err)
-	}
-	marker.Close()
-	os.Remove(marker.Name())
-	defer os.Remove(marker.Name())
+	marker := outsideMarker(t)
 	home := t.TempDir() // /tmp: a writable root
 	t.Setenv("HOME", home)
 	f := newFixture(t, "never", "[[rule]]\npattern = [\"touch\"]\ndecision = \"allow\"\nsandbox = \"danger-full-access\"\n")
-	plant := "echo 'touch " + marker.Name() + "' > \"$HOME/.bash_profile\""
+	plant := "echo 'touch " + marker + "' > \"$HOME/.bash_profile\""
 	if r, err := f.exec(t, plant, false, ""); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("planting: %v %+v", err, r)
 	}
@@ -214,7 +208,7 @@ func TestUnsandboxedRunSkipsWritableStartup(t *testing.T) {
 	if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("%v %+v", err, r)
 	}
-	if _, err := os.Stat(marker.Name()); err == nil {
+	if _, err := os.Stat(marker); err == nil {
 		t.Error("the planted ~/.bash_profile ran outside the sandbox")
 	}
 	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "Ran without a login shell") }) {
@@ -232,17 +226,11 @@ func TestUnsandboxedRunSkipsWritableStartup(t *testing.T) {
 // for a command run outside the sandbox: bash -c would run what a command
 // wrote there, outside the sandbox — in exec_command and in the wrapper.
 func TestUnsandboxedRunSkipsWritableBashEnv(t *testing.T) {
-	marker, err := os.CreateTemp("/var/tmp", "ue-bashenv-")
-	if err != nil {
-		t.Skipf("no /var/tmp to write a marker outside the writable roots: %v", err)
-	}
-	marker.Close()
-	os.Remove(marker.Name())
-	defer os.Remove(marker.Name())
+	marker := outsideMarker(t)
 	bashEnv := filepath.Join(t.TempDir(), "bash_env") // /tmp: a writable root
 	t.Setenv("BASH_ENV", bashEnv)
 	f := newFixture(t, "never", "[[rule]]\npattern = [\"touch\"]\ndecision = \"allow\"\nsandbox = \"danger-full-access\"\n")
-	plant := "echo 'touch " + marker.Name() + "' > " + bashEnv
+	plant := "echo 'touch " + marker + "' > " + bashEnv
 	if r, err := f.exec(t, plant, false, ""); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("planting: %v %+v", err, r)
 	}
@@ -263,7 +251,7 @@ func TestUnsandboxedRunSkipsWritableBashEnv(t *testing.T) {
 	if !strings.Contains(out.String(), "$BASH_ENV empty") {
 		t.Errorf("the wrapper's note is missing: %q", out.String())
 	}
-	if _, err := os.Stat(marker.Name()); err == nil {
+	if _, err := os.Stat(marker); err == nil {
 		t.Error("the planted BASH_ENV ran outside the sandbox")
 	}
 }
@@ -277,16 +265,6 @@ func TestUnsandboxedRunSkipsWritableBashEnv(t *testing.T) {
 // let out, its ~/.aws readable).
 func TestUnsandboxedRunReadsNoWritableStartup(t *testing.T) {
 	rule := "[[rule]]\npattern = [\"touch\"]\ndecision = \"allow\"\nsandbox = \"danger-full-access\"\n"
-	marker := func(t *testing.T) string {
-		m, err := os.CreateTemp("/var/tmp", "ue-startup-")
-		if err != nil {
-			t.Skipf("no /var/tmp to write a marker outside the writable roots: %v", err)
-		}
-		m.Close()
-		os.Remove(m.Name())
-		t.Cleanup(func() { os.Remove(m.Name()) })
-		return m.Name()
-	}
 	plantThenEscape := func(t *testing.T, f *fixture, plant, shell string) *unifiedexec.Response {
 		t.Helper()
 		if r, err := f.exec(t, plant, false, ""); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
@@ -302,7 +280,7 @@ func TestUnsandboxedRunReadsNoWritableStartup(t *testing.T) {
 		if _, err := exec.LookPath("zsh"); err != nil {
 			t.Skip("zsh is not installed")
 		}
-		m := marker(t)
+		m := outsideMarker(t)
 		t.Setenv("HOME", t.TempDir())
 		f := newFixture(t, "never", rule)
 		plantThenEscape(t, f, "echo 'touch "+m+"' > \"$HOME/.zshenv\"", "zsh")
@@ -311,7 +289,7 @@ func TestUnsandboxedRunReadsNoWritableStartup(t *testing.T) {
 		}
 	})
 	t.Run("bashrc-over-ssh", func(t *testing.T) {
-		m := marker(t)
+		m := outsideMarker(t)
 		t.Setenv("HOME", t.TempDir())
 		t.Setenv("SSH_CLIENT", "10.0.0.1 5555 22")
 		t.Setenv("SHLVL", "")
@@ -326,7 +304,7 @@ func TestUnsandboxedRunReadsNoWritableStartup(t *testing.T) {
 		// Relative, the shell takes it from the workspace; with a "$",
 		// bash expands it (red team 32).
 		for _, v := range []string{"benv.sh", "$PWD/benv.sh"} {
-			m := marker(t)
+			m := outsideMarker(t)
 			f := newFixture(t, "never", rule+"[env.set]\nBASH_ENV = \""+v+"\"\n")
 			r := plantThenEscape(t, f, "echo 'touch "+m+"' > benv.sh", "")
 			if _, err := os.Stat(m); err == nil {
@@ -338,7 +316,7 @@ func TestUnsandboxedRunReadsNoWritableStartup(t *testing.T) {
 		}
 	})
 	t.Run("env-set-home", func(t *testing.T) {
-		m := marker(t)
+		m := outsideMarker(t)
 		home := t.TempDir() // /tmp: a writable root
 		if err := os.MkdirAll(home+"/.aws", 0o700); err != nil {
 			t.Fatal(err)
@@ -367,4 +345,19 @@ func TestUnsandboxedRunReadsNoWritableStartup(t *testing.T) {
 			t.Errorf("no note says why: %q", r.Notes)
 		}
 	})
+}
+
+// outsideMarker is a path outside every writable root that no file holds
+// yet (in /var/tmp, which an ordinary user may write too): a planted file
+// that makes it ran outside the sandbox. It is removed when the test ends.
+func outsideMarker(t *testing.T) string {
+	t.Helper()
+	m, err := os.CreateTemp("/var/tmp", "ue-outside-")
+	if err != nil {
+		t.Skipf("no /var/tmp to write a marker outside the writable roots: %v", err)
+	}
+	m.Close()
+	os.Remove(m.Name())
+	t.Cleanup(func() { os.Remove(m.Name()) })
+	return m.Name()
 }

@@ -1,6 +1,9 @@
 package policy
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Policy is one decoded policy.toml.
 type Policy struct {
@@ -66,6 +69,17 @@ type Sandbox struct {
 	// variable set there is covered as this program's own are. Not read
 	// from the policy file.
 	CommandEnv []string `toml:"-"`
+}
+
+// CommandValue is the value of the variable name in CommandEnv (its last
+// entry), or "".
+func (s Sandbox) CommandValue(name string) string {
+	for i := len(s.CommandEnv) - 1; i >= 0; i-- {
+		if k, v, _ := strings.Cut(s.CommandEnv[i], "="); k == name {
+			return v
+		}
+	}
+	return ""
 }
 
 // Values of [Sandbox] Git.

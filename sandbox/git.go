@@ -76,14 +76,7 @@ func newGitSurvey(roots []string, home string, commit bool, commandEnv ...string
 	// commands' environment ([env] set) has their git find them.
 	users := userConfigs(home, os.Getenv)
 	if len(commandEnv) > 0 {
-		getenv := func(name string) string {
-			for i := len(commandEnv) - 1; i >= 0; i-- {
-				if k, v, _ := strings.Cut(commandEnv[i], "="); k == name {
-					return v
-				}
-			}
-			return ""
-		}
+		getenv := policy.Sandbox{CommandEnv: commandEnv}.CommandValue
 		for _, f := range userConfigs(getenv("HOME"), getenv) {
 			if !slices.Contains(users, f) {
 				users = append(users, f)

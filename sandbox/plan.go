@@ -1287,13 +1287,8 @@ func envValues(p policy.Sandbox, name string) []string {
 	if v := os.Getenv(name); v != "" {
 		out = append(out, v)
 	}
-	for i := len(p.CommandEnv) - 1; i >= 0; i-- {
-		if k, v, _ := strings.Cut(p.CommandEnv[i], "="); k == name {
-			if v != "" && !slices.Contains(out, v) {
-				out = append(out, v)
-			}
-			break
-		}
+	if v := p.CommandValue(name); v != "" && !slices.Contains(out, v) {
+		out = append(out, v)
 	}
 	return out
 }

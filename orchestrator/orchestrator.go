@@ -182,9 +182,14 @@ func New(cfg Config) (_ *Orchestrator, err error) {
 			// the threads the manager prepares.
 			sandbox.SeedDevices(o.pol.NetworkMode())
 			o.m.WarmThreads(sandbox.WarmThread)
+			// And one of them sandboxed whole for the last command's
+			// plan: a call with that plan (an agent's usual next one)
+			// forks at once once it is found to fit.
+			o.m.BuildThreads(sandbox.BuildThread)
 			sandbox.PrepareSeccomp(o.pol.NetworkMode())
 		} else {
 			o.m.WarmThreads(nil) // a Forker given warmed (NewForker)
+			o.m.BuildThreads(nil)
 		}
 	}
 	return o, nil

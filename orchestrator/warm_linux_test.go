@@ -34,13 +34,15 @@ func warmUp(t *testing.T, f *fixture) {
 }
 
 // TestWarmThreadSeesNewMounts: a thread warmed ahead holds a copy of the
-// program's mounts as they were then. A mount made in the program's
-// namespace since (an unsandboxed command's, as root) is in the next
-// sandboxed command's view all the same: the copy is found stale and a
-// fresh one made, as without warming.
+// program's mounts as they were then, and one built ahead its sandbox
+// made from that copy. A mount made in the program's namespace since (an
+// unsandboxed command's, as root) is in the next sandboxed command's
+// view all the same: the built threads are found not to fit, the warmed
+// one's copy stale, and a fresh one made, as without either.
 func TestWarmThreadSeesNewMounts(t *testing.T) {
 	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
 	warmUp(t, f)
+	buildUp(t, f)
 	mnt := filepath.Join(f.ws, "mnt")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		t.Fatal(err)
@@ -53,9 +55,13 @@ func TestWarmThreadSeesNewMounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stale := sandbox.WarmedThreads()
+	_, unfit := sandbox.BuiltThreads()
 	r, err := f.exec(t, "cat mnt/marker", false, "")
 	if err != nil || !strings.Contains(r.Output, "fresh-mount") {
 		t.Fatalf("the mount made after the thread was warmed is not in the command's view: %v %+v", err, r)
+	}
+	if _, now := sandbox.BuiltThreads(); now <= unfit {
+		t.Errorf("no thread built ahead was found not to fit (%d → %d)", unfit, now)
 	}
 	if _, now := sandbox.WarmedThreads(); now != stale+1 {
 		t.Fatalf("the warmed thread was not found stale (%d → %d)", stale, now)
@@ -98,16 +104,7 @@ func TestWarmThreadNoLeaks(t *testing.T) {
 	requireSandbox(t)
 	// Every descriptor but Landlock rulesets, and the rulesets but those
 	// of recent plans, which the sandbox keeps for a burst of commands.
-	fds := func() int {
-		ents, _ := os.ReadDir("/proc/self/fd")
-		n := 0
-		for _, e := range ents {
-			if target, _ := os.Readlink("/proc/self/fd/" + e.Name()); !strings.Contains(target, "landlock-ruleset") {
-				n++
-			}
-		}
-		return n
-	}
+	fds := fdsButRulesets
 	rulesets := func() int {
 		ents, _ := os.ReadDir("/proc/self/fd")
 		n := 0
@@ -138,6 +135,18 @@ func TestWarmThreadNoLeaks(t *testing.T) {
 			t.Fatalf("descriptors %d → %d, Landlock rulesets not kept for a plan %d → %d, goroutines %d → %d after the orchestrator closed", beforeFDs, fds(), beforeRulesets, rulesets(), beforeG, runtime.NumGoroutine())
 		}
 	}
+}
+
+// fdsButRulesets counts the program's descriptors but Landlock rulesets.
+func fdsButRulesets() int {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	n := 0
+	for _, e := range ents {
+		if target, _ := os.Readlink("/proc/self/fd/" + e.Name()); !strings.Contains(target, "landlock-ruleset") {
+			n++
+		}
+	}
+	return n
 }
 
 // TestNewForkerWarmsFirstCommand: the Forker unified-exec makes before it

@@ -26,11 +26,11 @@ func (*procLimit) setMax(int) error { return nil }
 // spare: no threads are prepared here (see Forker).
 type spare struct{ limit *procLimit }
 
-func (f *Forker) take() *spare  { return nil }
-func (s *spare) discardTaken()  {}
-func (*procLimit) hitMax() int  { return 0 }
-func (*procLimit) close() error { return nil }
-func (*procLimit) kill()        {}
+func (f *Forker) take(bool, []byte) *spare { return nil }
+func (s *spare) discardTaken()             {}
+func (*procLimit) hitMax() int             { return 0 }
+func (*procLimit) close() error            { return nil }
+func (*procLimit) kill()                   {}
 
 // fork starts cmd; thread sandboxes are Linux-only.
 func (p *Process) fork(cmd *exec.Cmd, prepare func() error) error {

@@ -1,11 +1,14 @@
 package ptyrun
 
 import (
+	"bytes"
+	"errors"
 	"github.com/unified-exec/unified-exec/internal/tracepoint"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -39,9 +42,18 @@ type Forker struct {
 	ahead, wantAhead bool
 	// warm, when set, prepares each thread for a sandboxed command too
 	// (see SetWarm).
-	warm   Warmer
+	warm Warmer
+	// build, when set, completes the sandbox of one warmed thread ahead
+	// for expect, the payload of the last thread sandbox (see
+	// SetBuilder).
+	build  Builder
+	expect []byte
 	queue  []*spare // prepared, or being prepared, in that order
 	closed bool
+	// retiring are the spares taken out of the queue unused (built for
+	// a plan no longer expected, or found not to fit): Close waits for
+	// them.
+	retiring sync.WaitGroup
 }
 
 // A Warmer prepares the calling thread, locked and never given back,
@@ -54,6 +66,16 @@ type Forker struct {
 // thread (which forks nothing when undo fails), and when the thread
 // retires. A warm that fails leaves the thread as it was.
 type Warmer func() (undo func() error, err error)
+
+// A Builder completes, on the calling thread (warmed by the Forker's
+// Warmer, held and never given back), the thread sandbox a command with
+// payload would get, ahead of the call. It returns fits, which reports,
+// asked from another thread when the call comes, whether that sandbox is
+// still the one the call's payload would get if built then (nil: nothing
+// was built, the thread is as warmed), and release, which frees what the
+// build keeps when the thread retires unused. An error means the thread
+// is half-restricted: it forks nothing.
+type Builder func(payload []byte) (fits func(payload []byte) bool, release func(), err error)
 
 // NewForker starts preparing a thread now. With ahead, another is
 // prepared at each Refill once this one is used, for the next session (a
@@ -80,7 +102,7 @@ func NewWarmForker(ahead bool, warm Warmer) *Forker {
 	f.mu.Lock()
 	f.ahead = ahead
 	f.warm = warm
-	f.queue = []*spare{prepareSpare(nil, f.cgroups, warm)}
+	f.queue = []*spare{prepareSpare(f.cgroups, warm).start(nil)}
 	f.mu.Unlock()
 	f.Refill()
 	return f
@@ -99,10 +121,62 @@ func (f *Forker) SetWarm(warm Warmer) {
 	start := warm != nil && !f.cgroups && !f.closed && !f.ahead && len(f.queue) == 0
 	if start {
 		f.ahead = f.wantAhead
-		f.queue = []*spare{prepareSpare(nil, false, warm)}
+		f.queue = []*spare{prepareSpare(false, warm).start(nil)}
 	}
 	f.mu.Unlock()
 	f.Refill()
+}
+
+// SetBuilder has one thread of those prepared from now on (warmed ones
+// only) sandboxed ahead by build for the payload of the last thread
+// sandbox (see Expect): a call whose plan is that one then forks at once,
+// after fits. nil: no more.
+func (f *Forker) SetBuilder(build Builder) {
+	if f == nil || !insideOwn {
+		return
+	}
+	f.mu.Lock()
+	f.build = build
+	f.mu.Unlock()
+}
+
+// Expect says that the next thread sandbox will likely have payload (the
+// last one's): one thread prepared from now on is built for it. Threads
+// built for another payload, and those not warmed, are retired.
+func (f *Forker) Expect(payload []byte) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.build == nil || f.closed || bytes.Equal(f.expect, payload) {
+		return
+	}
+	defer f.refillLocked()
+	f.expect = bytes.Clone(payload)
+	keep := f.queue[:0]
+	for _, s := range f.queue {
+		// Built for another plan, or prepared before the threads were
+		// warmed (it would be the fallback of a built thread found not
+		// to fit, and a cold one: a warmed one serves an unsandboxed
+		// command too).
+		if (s.buildFor != nil && !bytes.Equal(s.buildFor, payload)) || (s.warm == nil && f.warm != nil) {
+			f.retireLocked(s)
+			continue
+		}
+		keep = append(keep, s)
+	}
+	clear(f.queue[len(keep):])
+	f.queue = keep
+}
+
+// retireLocked discards s, out of the queue, in the background.
+func (f *Forker) retireLocked(s *spare) {
+	f.retiring.Add(1)
+	go func() {
+		defer f.retiring.Done()
+		s.discard()
+	}()
 }
 
 // Close ends the prepared threads that were not used and removes their
@@ -119,6 +193,7 @@ func (f *Forker) Close() {
 	for _, s := range queue {
 		s.discard()
 	}
+	f.retiring.Wait()
 }
 
 // Prepared waits for the thread prepared for the next command and returns
@@ -144,34 +219,76 @@ func (f *Forker) Prepared() string {
 	return s.limit.dir
 }
 
-// take hands out the first prepared thread, waiting for its preparation
-// to end; nil when there is none (or it failed: the caller goes the
-// usual way).
-func (f *Forker) take() *spare {
+// take hands out a prepared thread for a command, sandboxed on it or
+// not, whose thread sandbox a thread built ahead may serve if it has
+// payload (nil: none can), waiting for its preparation to end: the one
+// built for payload if it fits, else one not built; nil when there is
+// none (or it failed: the caller goes the usual way). A built thread
+// that does not fit is retired.
+func (f *Forker) take(sandboxed bool, payload []byte) *spare {
 	if f == nil {
 		return nil
 	}
-	f.mu.Lock()
-	var s *spare
-	if len(f.queue) > 0 {
-		s = f.queue[0]
-		f.queue = f.queue[1:]
-	}
-	f.mu.Unlock()
-	if s == nil {
-		return nil
-	}
-	<-s.ready
-	if s.err != nil {
-		<-s.gone
-		if s.limit != nil {
-			// A spare that retired in its cgroup: removed once its
-			// thread is gone (close retries for a second).
-			go s.limit.close()
+	for {
+		f.mu.Lock()
+		i := f.pickLocked(sandboxed, payload)
+		var s *spare
+		if i >= 0 {
+			s = f.queue[i]
+			f.queue = slices.Delete(f.queue, i, i+1)
 		}
-		return nil
+		f.mu.Unlock()
+		if s == nil {
+			return nil
+		}
+		<-s.ready
+		if s.err != nil {
+			<-s.gone
+			if s.limit != nil {
+				// A spare that retired in its cgroup: removed once its
+				// thread is gone (close retries for a second).
+				go s.limit.close()
+			}
+			return nil
+		}
+		if s.fits == nil || (payload != nil && s.fits(payload)) {
+			return s
+		}
+		f.mu.Lock()
+		f.retireLocked(s)
+		f.mu.Unlock()
 	}
-	return s
+}
+
+// pickLocked is the index of the spare take hands out (see take): the
+// one built for payload if it is ready (a burst of calls does not wait
+// for a build while a thread not built is ready), else one not built for
+// any — a warmed one first for a sandboxed command, one not warmed first
+// for another — else the first; -1 when the queue is empty.
+func (f *Forker) pickLocked(sandboxed bool, payload []byte) int {
+	if len(f.queue) == 0 {
+		return -1
+	}
+	if payload != nil {
+		for i, s := range f.queue {
+			if s.buildFor != nil && bytes.Equal(s.buildFor, payload) && (s.isReady() || !f.readyWarmLocked()) {
+				return i
+			}
+		}
+	}
+	first := -1
+	for i, s := range f.queue {
+		if s.buildFor != nil {
+			continue
+		}
+		if (s.warm != nil) == sandboxed {
+			return i
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	return max(first, 0)
 }
 
 // Refill prepares threads up to forkAhead, when the Forker keeps them
@@ -187,7 +304,11 @@ func (f *Forker) Refill() {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for !f.closed && len(f.queue) < forkAhead {
+	f.refillLocked()
+}
+
+func (f *Forker) refillLocked() {
+	for f.ahead && !f.closed && len(f.queue) < forkAhead {
 		f.queue = append(f.queue, f.prepareLocked())
 	}
 }
@@ -204,18 +325,44 @@ var spareProcs sync.Once
 
 const spareProcsAdded = 2
 
-// forkAhead is how many threads a server keeps prepared: two, so that a
-// call that comes right after another (whose answer started the next
-// preparation) finds one ready.
-const forkAhead = 2
+// forkAhead is how many threads a server keeps prepared: one only warmed
+// (for a call whose plan is not the last one's, or when a built thread
+// no longer fits) and two built for the last plan, so that a call that
+// comes right after another (whose answer started the next preparation)
+// finds one ready.
+const forkAhead = 3
 
-// prepareLocked starts preparing a thread after the last one queued.
+// readyWarmLocked reports whether a spare not built for any plan is
+// prepared.
+func (f *Forker) readyWarmLocked() bool {
+	return slices.ContainsFunc(f.queue, func(s *spare) bool { return s.buildFor == nil && s.isReady() })
+}
+
+// isReady reports whether s is prepared (or failed to be).
+func (s *spare) isReady() bool {
+	select {
+	case <-s.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// prepareLocked starts preparing a thread after the last one queued,
+// built for the expected payload when one queued is warmed only (for a
+// call whose plan is another, or a built thread that no longer fits).
 func (f *Forker) prepareLocked() *spare {
 	var after <-chan struct{}
 	if n := len(f.queue); n > 0 {
 		after = f.queue[n-1].ready
 	}
-	return prepareSpare(after, f.cgroups, f.warm)
+	s := prepareSpare(f.cgroups, f.warm)
+	fallback := slices.ContainsFunc(f.queue, func(q *spare) bool { return q.buildFor == nil && q.warm != nil })
+	if f.build != nil && f.expect != nil && f.warm != nil && fallback {
+		s.build, s.buildFor = f.build, f.expect
+	}
+	s.start(after)
+	return s
 }
 
 // A spare is one prepared thread: a goroutine locked to it, in the
@@ -223,15 +370,21 @@ func (f *Forker) prepareLocked() *spare {
 // Warmer), waiting for one fork. Owner: its Forker until taken, then the
 // Process it forks for (the cgroup becomes the session's).
 type spare struct {
-	cgroup bool          // prepare in a cgroup of its own
-	warm   Warmer        // then warm it, when set
-	ready  chan struct{} // closed when prepared; err says how it went
-	err    error
-	limit  *procLimit
-	undo   func() error  // gives back what warm did; nil when not warmed
-	job    chan forkJob  // the one fork; closed: retire unused
-	wake   chan struct{} // a call is coming: watch for the job (see Wake)
-	gone   chan struct{} // closed when the goroutine has ended
+	cgroup bool   // prepare in a cgroup of its own
+	warm   Warmer // then warm it, when set
+	// build, when set, then sandboxes the warmed thread for buildFor;
+	// fits and release are what it returned (nil: nothing built).
+	build    Builder
+	buildFor []byte
+	fits     func([]byte) bool
+	release  func()
+	ready    chan struct{} // closed when prepared; err says how it went
+	err      error
+	limit    *procLimit
+	undo     func() error  // gives back what warm did; nil when not warmed
+	job      chan forkJob  // the one fork; closed: retire unused
+	wake     chan struct{} // a call is coming: watch for the job (see Wake)
+	gone     chan struct{} // closed when the goroutine has ended
 }
 
 type forkJob struct {
@@ -243,10 +396,14 @@ type forkJob struct {
 	errc      chan<- error
 }
 
-// prepareSpare starts preparing a thread once after is closed (nil: at
-// once), in a cgroup of its own if cgroup, warmed by warm if set.
-func prepareSpare(after <-chan struct{}, cgroup bool, warm Warmer) *spare {
-	s := &spare{cgroup: cgroup, warm: warm, ready: make(chan struct{}), job: make(chan forkJob, 1), wake: make(chan struct{}, 1), gone: make(chan struct{})}
+// prepareSpare is a thread to prepare, in a cgroup of its own if cgroup,
+// warmed by warm if set; start starts preparing it.
+func prepareSpare(cgroup bool, warm Warmer) *spare {
+	return &spare{cgroup: cgroup, warm: warm, ready: make(chan struct{}), job: make(chan forkJob, 1), wake: make(chan struct{}, 1), gone: make(chan struct{})}
+}
+
+// start prepares s once after is closed (nil: at once).
+func (s *spare) start(after <-chan struct{}) *spare {
 	go func() {
 		if after != nil {
 			<-after
@@ -305,6 +462,18 @@ func (s *spare) work() {
 		}
 		tracepoint.Mark("forking thread warmed")
 	}
+	if err == nil && s.build != nil && s.undo != nil {
+		// Sandboxed ahead for the plan expected; a build that failed
+		// half-way leaves the thread unusable: it retires.
+		fits, release, berr := s.build(s.buildFor)
+		switch {
+		case berr != nil:
+			err, spoilt = berr, true
+		case fits != nil:
+			s.fits, s.release = fits, release
+		}
+		tracepoint.Mark("forking thread built")
+	}
 	s.err = err
 	close(s.ready)
 	if spoilt {
@@ -323,10 +492,19 @@ func (s *spare) work() {
 		j, ok = s.watchForJob()
 	}
 	if !ok {
+		if s.release != nil {
+			s.release()
+		}
 		if s.undo != nil {
 			s.undo()
 		}
 		return // retired unused
+	}
+	if s.fits != nil && !j.sandboxed {
+		// take hands a built thread only to the plan it fits.
+		s.release()
+		j.errc <- errors.New("fork: a thread sandboxed ahead was given an unsandboxed command")
+		return
 	}
 	if s.undo != nil {
 		if !j.sandboxed {

@@ -22,6 +22,16 @@ func (f *Forker) Prepared() string { return "" }
 // Linux Forker); unused here.
 type Warmer func() (undo func() error, err error)
 
+// A Builder sandboxes a warmed thread ahead (see the Linux Forker);
+// unused here.
+type Builder func(payload []byte) (fits func(payload []byte) bool, release func(), err error)
+
+// SetBuilder does nothing here.
+func (f *Forker) SetBuilder(Builder) {}
+
+// Expect does nothing here.
+func (f *Forker) Expect([]byte) {}
+
 // SetWarm does nothing here.
 func (f *Forker) SetWarm(Warmer) {}
 

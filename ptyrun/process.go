@@ -178,7 +178,20 @@ func (p *Process) start() error {
 		// A thread prepared in a cgroup of its own, when there is one,
 		// warmed for a thread sandbox where the Forker warms them.
 		tracepoint.Mark("session: taking a prepared thread")
-		if p.spare = spec.Forker.take(); p.spare != nil && p.spare.limit != nil {
+		// A thread sandboxed ahead serves a thread sandbox with
+		// nothing to do before it (Enter joins a namespace, which a
+		// sandboxed thread can no longer do).
+		var payload []byte
+		if thread && spec.Helper.Enter == nil {
+			payload = spec.Helper.Payload
+		}
+		p.spare = spec.Forker.take(thread, payload)
+		if payload != nil {
+			// The next call's plan will likely be this one: threads
+			// are sandboxed for it ahead.
+			spec.Forker.Expect(payload)
+		}
+		if p.spare != nil && p.spare.limit != nil {
 			p.limit = p.spare.limit
 			if err := p.limit.setMax(spec.MaxProcs); err != nil {
 				return err

@@ -38,6 +38,12 @@ func SeedDevices(string) {}
 // WarmThread prepares nothing here: there is no thread sandbox.
 func WarmThread() (undo func() error, err error) { return nil, ErrUnavailable }
 
+// BuildThread builds nothing here: there is no thread sandbox.
+func BuildThread([]byte) (fits func([]byte) bool, release func(), err error) { return nil, nil, nil }
+
+// BuiltThreads is 0, 0 here.
+func BuiltThreads() (used, unfit uint64) { return 0, 0 }
+
 // WarmedThreads is 0, 0 here.
 func WarmedThreads() (used, stale uint64) { return 0, 0 }
 

@@ -59,6 +59,22 @@ func ApplyThread(payload []byte, tty string) error {
 // refused socket calls go to a listener instead, handed to listen (see
 // [NetWatch]).
 func applyThread(payload []byte, tty string, listen func(fd int)) error {
+	if b := takeBuilt(); b != nil {
+		return b.use(payload, listen)
+	}
+	return applyPlan(payload, listen, false)
+}
+
+// applyThreadAhead is applyThread for [BuildThread]: the thread sandbox
+// built ahead of the call, which counts as no warmed thread used (the
+// call that takes it does).
+func applyThreadAhead(payload []byte, listen func(fd int)) error {
+	return applyPlan(payload, listen, true)
+}
+
+// applyPlan builds the thread sandbox of payload on the calling thread,
+// taking over what WarmThread prepared there.
+func applyPlan(payload []byte, listen func(fd int), ahead bool) error {
 	plan, err := decoded.get(payload)
 	if err != nil {
 		return err
@@ -79,7 +95,7 @@ func applyThread(payload []byte, tty string, listen func(fd int)) error {
 		}
 		w = nil
 	}
-	if w != nil {
+	if w != nil && !ahead {
 		warmUsed.Add(1)
 	}
 	if !plan.Enforced() {
@@ -134,7 +150,7 @@ func applyThread(payload []byte, tty string, listen func(fd int)) error {
 	// its own devices and terminals (see mountOwnTerminals). A command may
 	// do what both allow.
 	tracepoint.Mark("thread sandbox: terminals, no_new_privs, capabilities")
-	fd, err := rulesets.get(payload, func() (int, error) { return landlockRuleset(plan) })
+	fd, err := rulesets.get(payload, plan, func() (int, error) { return landlockRuleset(plan) })
 	if err != nil {
 		return err
 	}
@@ -203,9 +219,11 @@ func (c *lastPlan) get(payload []byte) (Plan, error) {
 // without a terminal: a terminal's rule is its session's alone): an agent's
 // commands come in bursts under one plan, and building a ruleset (an open,
 // a stat and a rule for each grant) costs more than the rest of a spawn.
-// A ruleset binds the inodes its paths had when it was built, so one kept
-// too long can only grant less (a directory replaced since is not
-// granted), never more; it is kept for rulesetTTL at most.
+// A ruleset binds the inodes its paths had when it was built: one is kept
+// only while no entry was made, removed or renamed in the folders it was
+// carved from (see carvedDirs: a folder moved into ~/.ssh and another made
+// in its place would be granted there by the kept one), and for
+// rulesetTTL at most.
 var rulesets rulesetCache
 
 const (
@@ -233,30 +251,44 @@ type rulesetCache struct {
 type cachedRuleset struct {
 	fd    int
 	built time.Time
+	dirs  []identity // the folders it was carved from, as they were
 }
 
-// get returns a ruleset fd for payload, building it with build when none
-// fresh is kept. The fd is the caller's, to close; build's result is
-// handed over and a copy kept.
-func (c *rulesetCache) get(payload []byte, build func() (int, error)) (int, error) {
+// get returns a ruleset fd for payload (plan decoded), building it with
+// build when none fresh is kept. The fd is the caller's, to close;
+// build's result is handed over and a copy kept.
+func (c *rulesetCache) get(payload []byte, plan Plan, build func() (int, error)) (int, error) {
 	key := string(payload)
 	c.mu.Lock()
 	c.expireLocked(time.Now())
-	if e, ok := c.entries[key]; ok {
-		// Copied under the lock: no one can close e.fd meanwhile.
-		fd, err := dupCloexec(e.fd)
-		c.mu.Unlock()
-		return fd, err
-	}
+	e, ok := c.entries[key]
 	c.mu.Unlock()
+	if ok && unchanged(e.dirs, true) {
+		c.mu.Lock()
+		if e2, ok := c.entries[key]; ok && e2.fd == e.fd {
+			// Copied under the lock: no one can close e.fd meanwhile.
+			fd, err := dupCloexec(e.fd)
+			c.mu.Unlock()
+			return fd, err
+		}
+		c.mu.Unlock()
+	}
+	// Before the build: a change made during it is seen next time.
+	dirs := carvedDirs(plan)
 	fd, err := build()
 	if err != nil {
 		return -1, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[key]; ok {
-		return fd, nil // built twice at once: the one kept stays
+	if old, ok := c.entries[key]; ok {
+		// Built twice at once (the one kept stays), or the kept one
+		// went stale (replaced).
+		if slices.Equal(old.dirs, dirs) {
+			return fd, nil
+		}
+		unix.Close(old.fd)
+		delete(c.entries, key)
 	}
 	kept, err := dupCloexec(fd)
 	if err != nil {
@@ -272,7 +304,7 @@ func (c *rulesetCache) get(payload []byte, build func() (int, error)) (int, erro
 	if c.entries == nil {
 		c.entries = map[string]cachedRuleset{}
 	}
-	c.entries[key] = cachedRuleset{fd: kept, built: time.Now()}
+	c.entries[key] = cachedRuleset{fd: kept, built: time.Now(), dirs: dirs}
 	c.scheduleLocked()
 	return fd, nil
 }

@@ -56,9 +56,9 @@ func isOpen(fd int) bool {
 func TestRulesetCache(t *testing.T) {
 	build, fdPlan, builds := fakeRulesets(t, "A", "B")
 	var c rulesetCache
-	a1, _ := c.get([]byte("A"), build("A"))
-	a2, _ := c.get([]byte("A"), build("A"))
-	b1, _ := c.get([]byte("B"), build("B"))
+	a1, _ := c.get([]byte("A"), Plan{}, build("A"))
+	a2, _ := c.get([]byte("A"), Plan{}, build("A"))
+	b1, _ := c.get([]byte("B"), Plan{}, build("B"))
 	if a1 == a2 || builds() != 2 || fdPlan(a1) != "A" || fdPlan(a2) != "A" || fdPlan(b1) != "B" {
 		t.Fatalf("fds %d %d %d (%s %s %s) after %d builds", a1, a2, b1, fdPlan(a1), fdPlan(a2), fdPlan(b1), builds())
 	}
@@ -74,7 +74,7 @@ func TestRulesetCache(t *testing.T) {
 	}
 	kept.built = time.Now().Add(-2 * rulesetTTL)
 	c.entries["A"] = kept
-	a3, _ := c.get([]byte("A"), build("A"))
+	a3, _ := c.get([]byte("A"), Plan{}, build("A"))
 	if builds() != 3 || fdPlan(a3) != "A" {
 		t.Fatalf("an expired ruleset was reused (%d builds, %s)", builds(), fdPlan(a3))
 	}
@@ -83,11 +83,47 @@ func TestRulesetCache(t *testing.T) {
 		t.Fatal("the expired ruleset's fd is still open")
 	}
 	for i := range rulesetMax + 3 {
-		fd, _ := c.get([]byte{byte(i)}, build("A"))
+		fd, _ := c.get([]byte{byte(i)}, Plan{}, build("A"))
 		unix.Close(fd)
 	}
 	if len(c.entries) > rulesetMax {
 		t.Fatalf("%d rulesets kept, max %d", len(c.entries), rulesetMax)
+	}
+}
+
+// TestRulesetCacheCarvedFolderChanged: a kept ruleset is used again only
+// while the folders its plan's layer was carved from have had no entry
+// made, removed or renamed: the rules bind files, so a folder moved into
+// the unreadable one and another made in its place would be granted
+// there by the kept ruleset.
+func TestRulesetCacheCarvedFolderChanged(t *testing.T) {
+	build, fdPlan, builds := fakeRulesets(t, "A")
+	home := t.TempDir()
+	plan := Plan{DenyRead: []string{filepath.Join(home, ".ssh")}}
+	var c rulesetCache
+	get := func() {
+		t.Helper()
+		fd, err := c.get([]byte("A"), plan, build("A"))
+		if err != nil || fdPlan(fd) != "A" {
+			t.Fatalf("get: fd %d (%s), %v", fd, fdPlan(fd), err)
+		}
+		unix.Close(fd)
+	}
+	get()
+	get()
+	if builds() != 1 {
+		t.Fatalf("%d builds for one plan with nothing changed", builds())
+	}
+	if err := os.Mkdir(filepath.Join(home, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	get()
+	if builds() != 2 {
+		t.Fatalf("the ruleset kept was used after an entry was made beside the unreadable path (%d builds)", builds())
+	}
+	get()
+	if builds() != 2 || len(c.entries) != 1 {
+		t.Fatalf("the ruleset rebuilt was not kept in the stale one's place (%d builds, %d kept)", builds(), len(c.entries))
 	}
 }
 
@@ -105,7 +141,7 @@ func TestRulesetCacheConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range 2000 {
 				plan := plans[(g+i)%len(plans)]
-				fd, err := c.get([]byte(plan), build(plan))
+				fd, err := c.get([]byte(plan), Plan{}, build(plan))
 				if err != nil {
 					t.Error(err)
 					return
@@ -157,7 +193,7 @@ func TestRulesetCacheExpiresIdle(t *testing.T) {
 	build, _, _ := fakeRulesets(t, "a", "b")
 	c := rulesetCache{ttl: 20 * time.Millisecond}
 	for _, plan := range []string{"a", "b"} {
-		fd, err := c.get([]byte(plan), build(plan))
+		fd, err := c.get([]byte(plan), Plan{}, build(plan))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -241,6 +241,15 @@ type Warmer = ptyrun.Warmer
 // prepared (the thread strategy only; see [ptyrun.Forker.SetWarm]).
 func (m *Manager) WarmThreads(w Warmer) { m.forker.SetWarm(w) }
 
+// A Builder sandboxes a warmed forking thread ahead of the call, for the
+// plan the last sandboxed command had (see [ptyrun.Builder]).
+type Builder = ptyrun.Builder
+
+// BuildThreads has one of the threads prepared from now on sandboxed
+// ahead by b for the last thread sandbox's plan (the thread strategy
+// only; see [ptyrun.Forker.SetBuilder]); nil: no more.
+func (m *Manager) BuildThreads(b Builder) { m.forker.SetBuilder(b) }
+
 // CallComing tells the manager that a call is being prepared (its
 // sandbox planned): the thread prepared for its session watches for it
 // instead of sleeping (see [ptyrun.Forker.Wake]).

@@ -2,11 +2,13 @@ package orchestrator
 
 import (
 	"context"
+	"os/exec"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/unified-exec/unified-exec/policy"
+	"github.com/unified-exec/unified-exec/ptyrun"
 	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
@@ -63,11 +65,22 @@ func BenchmarkSpawnSandboxRatio(b *testing.B) {
 // burst (back to back), sandboxed and unsandboxed, alternating, medians.
 // On cgroup v1 a thread's move into a session's cgroup waits for an RCU
 // grace period after a quiet moment: paced/burst shows whether that (or
-// any other idle tax) reaches the call.
+// any other idle tax) reaches the call. bare-paced/burst is the same for
+// `bash -c true` started by os/exec alone: the machine's own idle tax
+// (caches and idle processors woken), which no call can be under.
 func BenchmarkSpawnPaced(b *testing.B) {
 	sandboxed, unsandboxed := benchOrchestrator(b, policy.ModeWorkspaceWrite), benchOrchestrator(b, policy.ModeDangerFullAccess)
 	run := func(o *Orchestrator) time.Duration { return timedTrue(b, o) }
-	var paced, burst, pacedU, burstU []time.Duration
+	// The machine's own idle tax: `bash -c true` through os/exec alone,
+	// paced and burst the same way.
+	bare := func() time.Duration {
+		t0 := time.Now()
+		if err := ptyrun.RunOwned(exec.Command("bash", "-c", "true")); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	var paced, burst, pacedU, burstU, pacedB, burstB []time.Duration
 	for b.Loop() {
 		time.Sleep(150 * time.Millisecond)
 		paced = append(paced, run(sandboxed))
@@ -75,6 +88,9 @@ func BenchmarkSpawnPaced(b *testing.B) {
 		time.Sleep(150 * time.Millisecond)
 		pacedU = append(pacedU, run(unsandboxed))
 		burstU = append(burstU, run(unsandboxed))
+		time.Sleep(150 * time.Millisecond)
+		pacedB = append(pacedB, bare())
+		burstB = append(burstB, bare())
 	}
 	mp, mb, mpu, mbu := medianMS(paced), medianMS(burst), medianMS(pacedU), medianMS(burstU)
 	b.ReportMetric(mp, "paced-ms")
@@ -84,6 +100,10 @@ func BenchmarkSpawnPaced(b *testing.B) {
 	b.ReportMetric(mbu, "burst-unsandboxed-ms")
 	b.ReportMetric(mp/mpu, "paced-sandboxed/unsandboxed")
 	b.ReportMetric(mb/mbu, "burst-sandboxed/unsandboxed")
+	b.ReportMetric(mpu/mbu, "unsandboxed-paced/burst")
+	b.ReportMetric(medianMS(pacedB), "bare-paced-ms")
+	b.ReportMetric(medianMS(burstB), "bare-burst-ms")
+	b.ReportMetric(medianMS(pacedB)/medianMS(burstB), "bare-paced/burst")
 }
 
 // benchOrchestrator is an orchestrator of the default policy in mode,

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unified-exec/unified-exec/sandbox"
+	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
 // buildUp runs sandboxed commands, a pause after each (the way an agent's
@@ -52,6 +54,20 @@ func TestBuiltThreadUsed(t *testing.T) {
 	}
 	if _, err := os.Stat(outside); err == nil {
 		t.Errorf("a command on a built thread wrote %s, outside the writable roots", outside)
+	}
+	// A session with a terminal: opened in the built thread's own
+	// terminal instance, where it is the only one.
+	time.Sleep(150 * time.Millisecond)
+	used, _ = sandbox.BuiltThreads()
+	r, err = f.o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "tty; ls /dev/pts", TTY: true, Login: noLogin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now, _ := sandbox.BuiltThreads(); now != used+1 {
+		t.Fatalf("the terminal session was not forked from a built thread (%d → %d): %+v", used, now, r)
+	}
+	if fields := strings.Fields(r.Output); len(fields) != 3 || fields[0] != "/dev/pts/0" || fields[1] != "0" || fields[2] != "ptmx" {
+		t.Errorf("the terminal session on a built thread: %q, want its own instance (/dev/pts/0; 0 ptmx)", r.Output)
 	}
 }
 

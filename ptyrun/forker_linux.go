@@ -255,8 +255,14 @@ func (f *Forker) take(sandboxed bool, payload []byte) *spare {
 			return s
 		}
 		f.mu.Lock()
-		f.retireLocked(s)
+		closed := f.closed
+		if !closed {
+			f.retireLocked(s)
+		}
 		f.mu.Unlock()
+		if closed {
+			s.discard() // Close is not waiting for it
+		}
 	}
 }
 

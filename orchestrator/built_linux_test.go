@@ -109,6 +109,41 @@ func TestBuiltThreadRepoSwapped(t *testing.T) {
 	}
 }
 
+// TestBuiltThreadProtectedFileRelinked: a protected file moved aside and
+// linked back under its name (red team 33) is the same file, but the
+// read-only mount a built thread holds went with the other name: the
+// built thread is found not to fit (the file has two names now), and
+// the command cannot replace the repository's configuration.
+func TestBuiltThreadProtectedFileRelinked(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
+	if out, err := exec.Command("git", "init", "-q", f.ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	buildUp(t, f)
+	buildUp(t, f)
+	config := filepath.Join(f.ws, ".git", "config")
+	if err := os.Rename(config, config+"-old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(config+"-old", config); err != nil {
+		t.Fatal(err)
+	}
+	_, unfit := sandbox.BuiltThreads()
+	r, err := f.exec(t, "rm -f .git/config; echo '[core]' > .git/config; echo rc=$?", false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(config); strings.HasPrefix(string(b), "[core]\n") && len(b) == len("[core]\n") {
+		t.Fatalf("a command replaced the repository's configuration: %+v", r)
+	}
+	if _, now := sandbox.BuiltThreads(); now <= unfit {
+		t.Errorf("no built thread was found unfit (%d → %d): %+v", unfit, now, r)
+	}
+}
+
 // TestBuiltThreadSecretMovedIn: the plan's Landlock layer grants the
 // entries beside an unreadable folder one by one, by the files they are.
 // One moved into the unreadable folder after a thread was sandboxed for

@@ -32,12 +32,14 @@ type builtThread struct {
 }
 
 // An identity is what a path named when a thread was built: the file
-// (device, inode, type), or the error looking it up gave; for a folder
-// whose entries count, also its change times.
+// (device, inode, type, and for a file not a folder its number of
+// names), or the error looking it up gave; for a folder whose entries
+// count, also its change times.
 type identity struct {
 	path       string
 	dev, ino   uint64
 	mode       uint16
+	nlink      uint32
 	mtime      unix.StatxTimestamp
 	ctime      unix.StatxTimestamp
 	err        error
@@ -222,7 +224,7 @@ func parentDir(path string) string {
 func identify(path string, stamps bool) identity {
 	id := identity{path: path, withStamps: stamps}
 	var st unix.Statx_t
-	mask := unix.STATX_TYPE | unix.STATX_INO
+	mask := unix.STATX_TYPE | unix.STATX_INO | unix.STATX_NLINK
 	if stamps {
 		mask |= unix.STATX_MTIME | unix.STATX_CTIME
 	}
@@ -232,6 +234,12 @@ func identify(path string, stamps bool) identity {
 	}
 	id.dev = unix.Mkdev(st.Dev_major, st.Dev_minor)
 	id.ino, id.mode = st.Ino, st.Mode&unix.S_IFMT
+	if id.mode != unix.S_IFDIR {
+		// A protected file moved aside and linked back under its name
+		// is the same file, but its mount went with the other name
+		// (red team 33): it has two names now.
+		id.nlink = st.Nlink
+	}
 	if stamps {
 		id.mtime, id.ctime = st.Mtime, st.Ctime
 	}

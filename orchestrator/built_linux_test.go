@@ -19,7 +19,7 @@ import (
 // plan; the next one is then built too.
 func buildUp(t *testing.T, f *fixture) {
 	t.Helper()
-	for i := 0; i < 8; i++ {
+	for i := 0; i < 20; i++ {
 		used, _ := sandbox.BuiltThreads()
 		if r, err := f.exec(t, "true", false, ""); err != nil || *r.ExitCode != 0 {
 			t.Fatalf("true: %v %+v", err, r)
@@ -32,21 +32,74 @@ func buildUp(t *testing.T, f *fixture) {
 	t.Fatal("no sandboxed command was forked from a thread built ahead for its plan")
 }
 
+// onBuilt runs exec until a call is forked from a thread built for its
+// plan (a socket another process makes in /tmp changes the plan, and the
+// built threads then fit no call: tests run beside other packages), a
+// pause before each; it returns that call's response.
+func onBuilt(t *testing.T, exec func() (*unifiedexec.Response, error)) *unifiedexec.Response {
+	t.Helper()
+	for i := 0; i < 10; i++ {
+		time.Sleep(150 * time.Millisecond)
+		used, _ := sandbox.BuiltThreads()
+		r, err := exec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now, _ := sandbox.BuiltThreads(); now > used {
+			return r
+		}
+	}
+	t.Fatal("in 10 calls, none was forked from a thread built for its plan")
+	return nil
+}
+
+// untilBuiltChecked runs attack, each time with a fixture of its own,
+// until a run had a built thread checked against its call (checked; see
+// onBuilt for why one may not be). Every run must hold.
+func untilBuiltChecked(t *testing.T, attack func(t *testing.T) (checked bool)) {
+	t.Helper()
+	for i := 0; i < 5 && !t.Failed(); i++ {
+		if attack(t) {
+			return
+		}
+	}
+	if !t.Failed() {
+		t.Fatal("in 5 runs, no built thread was checked against the call: the plan kept changing")
+	}
+}
+
+// checkedUnfit reports whether a built thread was checked against the
+// call made since BuiltThreads gave used and unfit, and fails t if one
+// was used: a built thread must not fit after what the test changed.
+func checkedUnfit(t *testing.T, used, unfit uint64, r *unifiedexec.Response) bool {
+	t.Helper()
+	nowUsed, nowUnfit := sandbox.BuiltThreads()
+	if nowUsed > used {
+		t.Errorf("a built thread was used after what it was built from changed (%d → %d): %+v", used, nowUsed, r)
+	}
+	return nowUnfit > unfit
+}
+
+// repoFixture is a fixture whose workspace is a git repository.
+func repoFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
+	if out, err := exec.Command("git", "init", "-q", f.ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	return f
+}
+
 // TestBuiltThreadUsed: after a pause, a call with the last call's plan is
 // forked from the thread built ahead for it, and is sandboxed there as a
 // thread sandboxed at the call is.
 func TestBuiltThreadUsed(t *testing.T) {
 	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
 	buildUp(t, f)
-	used, _ := sandbox.BuiltThreads()
 	outside := outsideMarker(t)
-	r, err := f.exec(t, "grep ^NoNewPrivs /proc/self/status; echo x > "+outside+"; echo wrote=$?; echo y > ok; echo ws=$?", false, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if now, _ := sandbox.BuiltThreads(); now != used+1 {
-		t.Fatalf("the call was not forked from the thread built for it (%d → %d): %+v", used, now, r)
-	}
+	r := onBuilt(t, func() (*unifiedexec.Response, error) {
+		return f.exec(t, "grep ^NoNewPrivs /proc/self/status; echo x > "+outside+"; echo wrote=$?; echo y > ok; echo ws=$?", false, "")
+	})
 	for _, want := range []string{"NoNewPrivs:\t1", "wrote=1", "ws=0"} {
 		if !strings.Contains(r.Output, want) {
 			t.Errorf("the command on the built thread: %q lacks %q", r.Output, want)
@@ -57,15 +110,9 @@ func TestBuiltThreadUsed(t *testing.T) {
 	}
 	// A session with a terminal: opened in the built thread's own
 	// terminal instance, where it is the only one.
-	time.Sleep(150 * time.Millisecond)
-	used, _ = sandbox.BuiltThreads()
-	r, err = f.o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "tty; ls /dev/pts", TTY: true, Login: noLogin}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if now, _ := sandbox.BuiltThreads(); now != used+1 {
-		t.Fatalf("the terminal session was not forked from a built thread (%d → %d): %+v", used, now, r)
-	}
+	r = onBuilt(t, func() (*unifiedexec.Response, error) {
+		return f.o.Exec(context.Background(), Request{ExecRequest: unifiedexec.ExecRequest{Cmd: "tty; ls /dev/pts", TTY: true, Login: noLogin}})
+	})
 	if fields := strings.Fields(r.Output); len(fields) != 3 || fields[0] != "/dev/pts/0" || fields[1] != "0" || fields[2] != "ptmx" {
 		t.Errorf("the terminal session on a built thread: %q, want its own instance (/dev/pts/0; 0 ptmx)", r.Output)
 	}
@@ -83,65 +130,116 @@ func TestBuiltThreadRepoSwapped(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
-	if out, err := exec.Command("git", "init", "-q", f.ws).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
-	}
-	buildUp(t, f)
-	buildUp(t, f) // built for the plan with the repository's paths made
-	hooks := filepath.Join(f.ws, ".git", "hooks")
-	if err := os.Rename(hooks, hooks+"-old"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(hooks, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	_, unfit := sandbox.BuiltThreads()
-	r, err := f.exec(t, "echo planted > .git/hooks/pre-commit; echo rc=$?", false, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(hooks, "pre-commit")); err == nil {
-		t.Fatalf("a command wrote the swapped repository's hooks: %+v", r)
-	}
-	if _, now := sandbox.BuiltThreads(); now <= unfit {
-		t.Errorf("no built thread was found unfit (%d → %d): %+v", unfit, now, r)
-	}
+	untilBuiltChecked(t, func(t *testing.T) bool {
+		f := repoFixture(t)
+		buildUp(t, f)
+		buildUp(t, f) // built for the plan with the repository's paths made
+		hooks := filepath.Join(f.ws, ".git", "hooks")
+		if err := os.Rename(hooks, hooks+"-old"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(hooks, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		used, unfit := sandbox.BuiltThreads()
+		r, err := f.exec(t, "echo planted > .git/hooks/pre-commit; echo rc=$?", false, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(hooks, "pre-commit")); err == nil {
+			t.Fatalf("a command wrote the swapped repository's hooks: %+v", r)
+		}
+		return checkedUnfit(t, used, unfit, r)
+	})
 }
 
 // TestBuiltThreadProtectedFileRelinked: a protected file moved aside and
 // linked back under its name (red team 33) is the same file, but the
-// read-only mount a built thread holds went with the other name: the
-// built thread is found not to fit (the file has two names now), and
-// the command cannot replace the repository's configuration.
+// read-only mount a built thread holds went with the other name — and
+// with it removed, is gone: the built thread is found not to fit (the
+// file has two names; the thread no longer sees it under a mount), and
+// the command cannot replace the repository's configuration, as under a
+// sandbox built at the call.
 func TestBuiltThreadProtectedFileRelinked(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
-	if out, err := exec.Command("git", "init", "-q", f.ws).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
+	for _, removeOther := range []bool{false, true} {
+		t.Run(map[bool]string{false: "two-names", true: "other-name-removed"}[removeOther], func(t *testing.T) {
+			untilBuiltChecked(t, func(t *testing.T) bool {
+				f := repoFixture(t)
+				buildUp(t, f)
+				buildUp(t, f)
+				config := filepath.Join(f.ws, ".git", "config")
+				if err := os.Rename(config, config+"-old"); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Link(config+"-old", config); err != nil {
+					t.Fatal(err)
+				}
+				if removeOther {
+					if err := os.Remove(config + "-old"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				used, unfit := sandbox.BuiltThreads()
+				r, err := f.exec(t, "rm -f .git/config; echo '[core]' > .git/config; echo rc=$?", false, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b, _ := os.ReadFile(config); string(b) == "[core]\n" {
+					t.Fatalf("a command replaced the repository's configuration: %+v", r)
+				}
+				return checkedUnfit(t, used, unfit, r)
+			})
+		})
 	}
-	buildUp(t, f)
-	buildUp(t, f)
-	config := filepath.Join(f.ws, ".git", "config")
-	if err := os.Rename(config, config+"-old"); err != nil {
-		t.Fatal(err)
+}
+
+// TestBuiltThreadPinnedFolderSwapped: the folders above a protected path
+// are mount points in a sandbox (pinned), so that no command can move
+// one away and plant a repository with hooks at the path the user's git
+// uses. The workspace's folder swapped for another while the agent
+// thinks — the workspace moved into the new one, every protected path
+// the same file (red team 34) — must not leave the new folder movable:
+// the built thread is found not to fit (the folders it pinned are part
+// of what it is checked against).
+func TestBuiltThreadPinnedFolderSwapped(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
 	}
-	if err := os.Link(config+"-old", config); err != nil {
-		t.Fatal(err)
-	}
-	_, unfit := sandbox.BuiltThreads()
-	r, err := f.exec(t, "rm -f .git/config; echo '[core]' > .git/config; echo rc=$?", false, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(config); strings.HasPrefix(string(b), "[core]\n") && len(b) == len("[core]\n") {
-		t.Fatalf("a command replaced the repository's configuration: %+v", r)
-	}
-	if _, now := sandbox.BuiltThreads(); now <= unfit {
-		t.Errorf("no built thread was found unfit (%d → %d): %+v", unfit, now, r)
-	}
+	untilBuiltChecked(t, func(t *testing.T) bool {
+		f := repoFixture(t)
+		parent := filepath.Dir(f.ws) // holds the workspace and the audit log
+		buildUp(t, f)
+		buildUp(t, f)
+		old := parent + "-old"
+		if err := os.Rename(parent, old); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(parent, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range []string{"ws", "audit.jsonl"} {
+			if err := os.Rename(filepath.Join(old, e), filepath.Join(parent, e)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Remove(old); err != nil {
+			t.Fatal(err)
+		}
+		used, unfit := sandbox.BuiltThreads()
+		moved := parent + "-moved"
+		t.Cleanup(func() { os.RemoveAll(moved) })
+		r, err := f.exec(t, "mv "+parent+" "+moved+"; echo mv=$?; mkdir -p "+f.ws+"/.git/hooks && echo evil > "+f.ws+"/.git/hooks/pre-commit; echo plant=$?", false, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(filepath.Join(f.ws, ".git", "hooks", "pre-commit")); err == nil && strings.Contains(string(b), "evil") {
+			t.Fatalf("a command moved the workspace's folder away and planted a hook at the repository's path: %+v", r)
+		}
+		return checkedUnfit(t, used, unfit, r)
+	})
 }
 
 // TestBuiltThreadSecretMovedIn: the plan's Landlock layer grants the

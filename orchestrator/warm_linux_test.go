@@ -55,13 +55,9 @@ func TestWarmThreadSeesNewMounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stale := sandbox.WarmedThreads()
-	_, unfit := sandbox.BuiltThreads()
 	r, err := f.exec(t, "cat mnt/marker", false, "")
 	if err != nil || !strings.Contains(r.Output, "fresh-mount") {
 		t.Fatalf("the mount made after the thread was warmed is not in the command's view: %v %+v", err, r)
-	}
-	if _, now := sandbox.BuiltThreads(); now <= unfit {
-		t.Errorf("no thread built ahead was found not to fit (%d → %d)", unfit, now)
 	}
 	if _, now := sandbox.WarmedThreads(); now != stale+1 {
 		t.Fatalf("the warmed thread was not found stale (%d → %d)", stale, now)

@@ -132,16 +132,7 @@ func mountLayer(plan Plan) error {
 		return err
 	}
 	kept := dedupe(slices.Concat(plan.ReadOnlyFiles, plan.Protected))
-	// A covered socket's folders too, and an unreadable path's: moved,
-	// they would take it out of the path the next command's plan finds
-	// it by, and nothing would cover it there.
-	// A writable root inside another is pinned itself (pin makes the
-	// folders above a kept path mount points: one below it stands for it).
-	var nested []string
-	for _, n := range plan.NestedRoots {
-		nested = append(nested, filepath.Join(n, "pinned"))
-	}
-	if err := pin(plan.WritableRoots, dedupe(slices.Concat(kept, plan.Sockets, plan.DenyRead, nested))); err != nil {
+	if err := pin(plan.WritableRoots, pinsOf(plan)); err != nil {
 		return err
 	}
 	for _, p := range kept {
@@ -284,15 +275,23 @@ func makeEmpty(paths []string, dirs bool) {
 	}
 }
 
-// pin makes the folders between each writable root and each kept path
-// mount points, which can be neither renamed nor removed (EBUSY), so
-// that no folder on the way to a protected path can be moved away and
-// made again with a planted copy inside. The pins are then buried: the
-// root's tree as it was before them is attached over it, so lookups never
-// cross them and renames and links across those folders work as before;
-// a mount point anywhere in the namespace is still one for rename(2) and
-// rmdir(2). Kept paths outside the writable roots are read-only already.
-func pin(roots, kept []string) error {
+// pinsOf is what mountLayer pins the folders above: the read-only files
+// and protected paths; a covered socket's folders too, and an unreadable
+// path's (moved, they would take it out of the path the next command's
+// plan finds it by, and nothing would cover it there); and a writable
+// root inside another, pinned itself (pin makes the folders above a kept
+// path mount points: one below it stands for it).
+func pinsOf(plan Plan) []string {
+	var nested []string
+	for _, n := range plan.NestedRoots {
+		nested = append(nested, filepath.Join(n, "pinned"))
+	}
+	return dedupe(slices.Concat(plan.ReadOnlyFiles, plan.Protected, plan.Sockets, plan.DenyRead, nested))
+}
+
+// pinned lists, for each writable root, the folders pin makes mount
+// points for kept, parents first.
+func pinned(roots, kept []string) map[string][]string {
 	pins := map[string][]string{}
 	for _, k := range kept {
 		root := ""
@@ -310,12 +309,27 @@ func pin(roots, kept []string) error {
 			}
 		}
 	}
+	for _, dirs := range pins {
+		slices.Sort(dirs) // parents first
+	}
+	return pins
+}
+
+// pin makes the folders between each writable root and each kept path
+// mount points, which can be neither renamed nor removed (EBUSY), so
+// that no folder on the way to a protected path can be moved away and
+// made again with a planted copy inside. The pins are then buried: the
+// root's tree as it was before them is attached over it, so lookups never
+// cross them and renames and links across those folders work as before;
+// a mount point anywhere in the namespace is still one for rename(2) and
+// rmdir(2). Kept paths outside the writable roots are read-only already.
+func pin(roots, kept []string) error {
+	pins := pinned(roots, kept)
 	for _, root := range roots {
 		dirs := pins[root]
 		if len(dirs) == 0 {
 			continue
 		}
-		slices.Sort(dirs) // parents first
 		view, err := unix.OpenTree(unix.AT_FDCWD, root, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) {

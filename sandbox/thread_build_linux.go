@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -29,6 +30,10 @@ type builtThread struct {
 	// did; dirs are the folders whose entries the Landlock layers were
 	// carved from, as they were (see identities).
 	kept, dirs []identity
+	// views are the kept paths as the built thread sees them (its
+	// mounts), and root the way to that view from another thread.
+	views []identity
+	root  string
 }
 
 // An identity is what a path named when a thread was built: the file
@@ -40,6 +45,7 @@ type identity struct {
 	dev, ino   uint64
 	mode       uint16
 	nlink      uint32
+	mnt        uint64 // the mount it is on (views only)
 	mtime      unix.StatxTimestamp
 	ctime      unix.StatxTimestamp
 	err        error
@@ -108,6 +114,15 @@ func BuildThread(payload []byte) (fits func([]byte) bool, release func(), err er
 		b.close()
 		return nil, nil, fmt.Errorf("building a thread sandbox ahead: %w", err)
 	}
+	// Each kept path as this thread sees it now, mount and all: a mount
+	// made by the build goes when the name it is on is removed or moved
+	// elsewhere (red team 33: a protected file moved aside, linked back,
+	// and the other name removed — the same file, one name, and no
+	// mount over it any more).
+	for _, id := range b.kept {
+		b.views = append(b.views, view("", id.path))
+	}
+	b.root = "/proc/self/task/" + strconv.Itoa(tid) + "/root"
 	built.Store(tid, b)
 	release = func() {
 		if built.CompareAndDelete(tid, b) {
@@ -149,7 +164,7 @@ func (b *builtThread) use(payload []byte, listen func(int)) error {
 // payload would be if built now (see BuildThread). It is asked once,
 // from a thread in the program's mount namespace.
 func (b *builtThread) fits(payload []byte) bool {
-	ok := string(payload) == b.payload && b.mountsUnchanged() && unchanged(b.kept, false) && unchanged(b.dirs, true)
+	ok := string(payload) == b.payload && b.mountsUnchanged() && unchanged(b.kept, false) && unchanged(b.dirs, true) && b.viewsUnchanged()
 	if !ok {
 		builtUnfit.Add(1)
 	}
@@ -176,11 +191,18 @@ func (b *builtThread) close() {
 // identities are what a thread sandbox built for plan depends on besides
 // the plan: kept, the paths the mount layer works on (writable roots and
 // /dev/shm, read-only files, protected paths, unreadable paths, covered
-// sockets, nested roots, gitdirs, what it makes empty); dirs, those of
-// carvedDirs.
+// sockets, nested roots, gitdirs, what it makes empty, the folders it
+// pins); dirs, those of carvedDirs.
 func identities(plan Plan) (kept, dirs []identity) {
-	paths := dedupe(slices.Concat(plan.WritableRoots, []string{"/dev/shm"}, plan.ReadOnlyFiles, plan.Protected,
-		plan.DenyRead, plan.Sockets, plan.NestedRoots, plan.GitDirs, plan.MakeDirs, plan.MakeFiles))
+	paths := slices.Concat(plan.WritableRoots, []string{"/dev/shm"}, plan.ReadOnlyFiles, plan.Protected,
+		plan.DenyRead, plan.Sockets, plan.NestedRoots, plan.GitDirs, plan.MakeDirs, plan.MakeFiles)
+	// And the folders it pins (red team 34: a folder above the
+	// workspace swapped for another, the workspace moved into it — the
+	// old one kept its pin, the new one had none).
+	for _, ds := range pinned(plan.WritableRoots, pinsOf(plan)) {
+		paths = append(paths, ds...)
+	}
+	paths = dedupe(paths)
 	for _, p := range paths {
 		kept = append(kept, identify(p, false))
 	}
@@ -244,6 +266,30 @@ func identify(path string, stamps bool) identity {
 		id.mtime, id.ctime = st.Mtime, st.Ctime
 	}
 	return id
+}
+
+// view looks path up under root (a thread's root, "" for the caller's),
+// with the mount it is on.
+func view(root, path string) identity {
+	id := identity{path: path}
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, root+path, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_SYNC_AS_STAT, unix.STATX_TYPE|unix.STATX_INO|unix.STATX_MNT_ID, &st); err != nil {
+		id.err = err
+		return id
+	}
+	id.dev, id.ino, id.mode, id.mnt = unix.Mkdev(st.Dev_major, st.Dev_minor), st.Ino, st.Mode&unix.S_IFMT, st.Mnt_id
+	return id
+}
+
+// viewsUnchanged reports whether the built thread still sees each kept
+// path as it did when built: the same file on the same mount.
+func (b *builtThread) viewsUnchanged() bool {
+	for _, was := range b.views {
+		if view(b.root, was.path) != was {
+			return false
+		}
+	}
+	return true
 }
 
 // unchanged reports whether each path names what it named.

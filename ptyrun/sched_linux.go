@@ -3,6 +3,7 @@ package ptyrun
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 
@@ -33,6 +34,13 @@ func BatchScheduling(on bool) error {
 		from, to = to, from
 	}
 	batch.Store(on)
+	// The runtime's template thread, which makes the threads a locked
+	// thread needs, is made by the first LockOSThread, from whichever
+	// thread calls it: made now, before the passes, not after the last
+	// one by a spare being prepared beside them (it and every thread it
+	// made later kept the old policy: seen once in CI).
+	runtime.LockOSThread()
+	runtime.UnlockOSThread()
 	// A thread being created while the list is read may be missed and
 	// inherit the old policy from its creator: go over the list until a
 	// pass finds nothing to change. Threads under another policy (real

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -31,9 +31,10 @@ type builtThread struct {
 	// carved from, as they were (see identities).
 	kept, dirs []identity
 	// views are the kept paths as the built thread sees them (its
-	// mounts), and root the way to that view from another thread.
+	// mounts), and root its root (an O_PATH descriptor: paths looked up
+	// from it cross the built thread's mounts, whichever thread looks).
 	views []identity
-	root  string
+	root  int
 }
 
 // An identity is what a path named when a thread was built: the file
@@ -94,7 +95,7 @@ func BuildThread(payload []byte) (fits func([]byte) bool, release func(), err er
 		// namespace first, which a sandboxed thread can no longer do.)
 		return nil, nil, nil
 	}
-	b := &builtThread{payload: string(payload), mounts: -1, listen: -1}
+	b := &builtThread{payload: string(payload), mounts: -1, listen: -1, root: -1}
 	// The program's mount table (the main thread never leaves its
 	// namespace), opened before the warmed copy is checked by the build:
 	// a mount made after that check polls as a change here.
@@ -119,10 +120,14 @@ func BuildThread(payload []byte) (fits func([]byte) bool, release func(), err er
 	// elsewhere (red team 33: a protected file moved aside, linked back,
 	// and the other name removed — the same file, one name, and no
 	// mount over it any more).
-	for _, id := range b.kept {
-		b.views = append(b.views, view("", id.path))
+	if b.root, err = unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+		// Sandboxed, and with nothing to check it by: it forks nothing.
+		b.close()
+		return nil, nil, fmt.Errorf("building a thread sandbox ahead: its root: %w", err)
 	}
-	b.root = "/proc/self/task/" + strconv.Itoa(tid) + "/root"
+	for _, id := range b.kept {
+		b.views = append(b.views, view(b.root, id.path))
+	}
 	built.Store(tid, b)
 	release = func() {
 		if built.CompareAndDelete(tid, b) {
@@ -180,7 +185,7 @@ func (b *builtThread) mountsUnchanged() bool {
 }
 
 func (b *builtThread) close() {
-	for _, fd := range []*int{&b.mounts, &b.listen} {
+	for _, fd := range []*int{&b.mounts, &b.listen, &b.root} {
 		if *fd >= 0 {
 			unix.Close(*fd)
 			*fd = -1
@@ -268,12 +273,16 @@ func identify(path string, stamps bool) identity {
 	return id
 }
 
-// view looks path up under root (a thread's root, "" for the caller's),
-// with the mount it is on.
-func view(root, path string) identity {
+// view looks path (absolute) up from root, a descriptor of a thread's
+// root, with the mount it is on.
+func view(root int, path string) identity {
 	id := identity{path: path}
 	var st unix.Statx_t
-	if err := unix.Statx(unix.AT_FDCWD, root+path, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_SYNC_AS_STAT, unix.STATX_TYPE|unix.STATX_INO|unix.STATX_MNT_ID, &st); err != nil {
+	rel := strings.TrimLeft(path, "/")
+	if rel == "" {
+		rel = "."
+	}
+	if err := unix.Statx(root, rel, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_SYNC_AS_STAT, unix.STATX_TYPE|unix.STATX_INO|unix.STATX_MNT_ID, &st); err != nil {
 		id.err = err
 		return id
 	}

@@ -46,6 +46,7 @@ type identity struct {
 	dev, ino   uint64
 	mode       uint16
 	nlink      uint32
+	btime      unix.StatxTimestamp // its birth, where the file system keeps it
 	mnt        uint64 // the mount it is on (views only)
 	mtime      unix.StatxTimestamp
 	ctime      unix.StatxTimestamp
@@ -251,7 +252,7 @@ func parentDir(path string) string {
 func identify(path string, stamps bool) identity {
 	id := identity{path: path, withStamps: stamps}
 	var st unix.Statx_t
-	mask := unix.STATX_TYPE | unix.STATX_INO | unix.STATX_NLINK
+	mask := unix.STATX_TYPE | unix.STATX_INO | unix.STATX_NLINK | unix.STATX_BTIME
 	if stamps {
 		mask |= unix.STATX_MTIME | unix.STATX_CTIME
 	}
@@ -261,6 +262,12 @@ func identify(path string, stamps bool) identity {
 	}
 	id.dev = unix.Mkdev(st.Dev_major, st.Dev_minor)
 	id.ino, id.mode = st.Ino, st.Mode&unix.S_IFMT
+	if st.Mask&unix.STATX_BTIME != 0 {
+		// A folder removed and made again may get the same inode
+		// number at once (ext4), not the same birth (red team 35: a
+		// pinned folder remade in place had lost its pin).
+		id.btime = st.Btime
+	}
 	if id.mode != unix.S_IFDIR {
 		// A protected file moved aside and linked back under its name
 		// is the same file, but its mount went with the other name

@@ -47,7 +47,7 @@ type identity struct {
 	mode       uint16
 	nlink      uint32
 	btime      unix.StatxTimestamp // its birth, where the file system keeps it
-	mnt        uint64 // the mount it is on (views only)
+	mnt        uint64              // the mount it is on (views only)
 	mtime      unix.StatxTimestamp
 	ctime      unix.StatxTimestamp
 	err        error

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -314,4 +315,128 @@ func TestBuiltThreadNoLeaks(t *testing.T) {
 			t.Fatalf("descriptors %d → %d, goroutines %d → %d after the orchestrator closed", beforeFDs, fds(), beforeG, runtime.NumGoroutine())
 		}
 	}
+}
+
+// remakeInPlace removes dir, with what it holds moved aside, and makes it
+// again under the same name, what it held moved back: on ext4 the new
+// folder usually gets the old one's inode number. Made while a thread is
+// built ahead, the new folder has lost the pin the build put on the old.
+func remakeInPlace(t *testing.T, dir string, mode os.FileMode) {
+	t.Helper()
+	side := dir + "-side"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(side, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.Rename(filepath.Join(dir, e.Name()), filepath.Join(side, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.Rename(filepath.Join(side, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(side); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBuiltThreadPinnedFolderRemade (red team 35): a folder the sandbox
+// pins, removed and made again in place after a thread was built (same
+// name, often the same inode number), has no pin in that thread's
+// namespace. A command there must not be able to move it away and plant
+// what the plan protects: a protected file below it, a hook at the
+// repository's path, the audit log beside the workspace.
+func TestBuiltThreadPinnedFolderRemade(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	t.Run("protected-file", func(t *testing.T) {
+		untilBuiltChecked(t, func(t *testing.T) bool {
+			f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\nprotected = [\"a/b/secret.txt\"]\n")
+			b := filepath.Join(f.ws, "a", "b")
+			secret := filepath.Join(b, "secret.txt")
+			if err := os.MkdirAll(b, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(secret, []byte("orig\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			buildUp(t, f)
+			buildUp(t, f)
+			remakeInPlace(t, b, 0o755)
+			used, unfit := sandbox.BuiltThreads()
+			r, err := f.exec(t, "mv a/b a/b2; echo mv=$?; mkdir a/b; echo evil > a/b/secret.txt; echo w=$?", false, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(secret); strings.Contains(string(got), "evil") {
+				t.Fatalf("a command moved the pinned folder away and wrote the protected path: %+v", r)
+			}
+			return checkedUnfit(t, used, unfit, r)
+		})
+	})
+	t.Run("workspace-parent", func(t *testing.T) {
+		untilBuiltChecked(t, func(t *testing.T) bool {
+			f := repoFixture(t)
+			parent := filepath.Dir(f.ws) // holds the workspace and the audit log
+			buildUp(t, f)
+			buildUp(t, f)
+			remakeInPlace(t, parent, 0o755)
+			used, unfit := sandbox.BuiltThreads()
+			moved := parent + "-moved"
+			t.Cleanup(func() { os.RemoveAll(moved) })
+			r, err := f.exec(t, "mv "+parent+" "+moved+"; echo mv=$?; mkdir -p "+f.ws+"/.git/hooks && echo evil > "+f.ws+"/.git/hooks/pre-commit; echo plant=$?; echo forged > "+f.audit+"; echo audit=$?", false, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, err := os.ReadFile(filepath.Join(f.ws, ".git", "hooks", "pre-commit")); err == nil && strings.Contains(string(b), "evil") {
+				t.Fatalf("a command moved the workspace's folder away and planted a hook at the repository's path: %+v", r)
+			}
+			if b, _ := os.ReadFile(f.audit); strings.HasPrefix(string(b), "forged") { // (the log itself records the command's text)
+				t.Fatalf("a command moved the workspace's folder away and forged the audit log: %+v", r)
+			}
+			return checkedUnfit(t, used, unfit, r)
+		})
+	})
+	t.Run("socket-folder", func(t *testing.T) {
+		untilBuiltChecked(t, func(t *testing.T) bool {
+			dir, err := os.MkdirTemp("", "agent-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir); os.RemoveAll(dir + "-moved") })
+			sock := filepath.Join(dir, "agent.sock")
+			l, err := net.Listen("unix", sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			t.Setenv("SSH_AUTH_SOCK", sock)
+			f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
+			buildUp(t, f)
+			buildUp(t, f)
+			remakeInPlace(t, dir, 0o700)
+			used, unfit := sandbox.BuiltThreads()
+			r, err := f.exec(t, "mv "+dir+" "+dir+"-moved; echo mv=$?; mkdir "+dir+" && echo fake > "+sock+"; echo plant=$?", false, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st, err := os.Lstat(sock); err == nil && st.Mode().IsRegular() {
+				t.Fatalf("a command moved the agent socket's folder away and put a file at $SSH_AUTH_SOCK: %+v", r)
+			}
+			return checkedUnfit(t, used, unfit, r)
+		})
+	})
 }

@@ -35,6 +35,11 @@ type builtThread struct {
 	// from it cross the built thread's mounts, whichever thread looks).
 	views []identity
 	root  int
+	// held are descriptors of the kept paths' files, held while the
+	// thread is: a file system may give a removed file's inode number
+	// to the next one made (ext4 does, at once), but not while a
+	// descriptor keeps the removed one.
+	held []int
 }
 
 // An identity is what a path named when a thread was built: the file
@@ -107,7 +112,7 @@ func BuildThread(payload []byte) (fits func([]byte) bool, release func(), err er
 	// what the thread was built from (made again, it is left as it is).
 	makeEmpty(plan.MakeDirs, true)
 	makeEmpty(plan.MakeFiles, false)
-	b.kept, b.dirs = identities(plan)
+	b.kept, b.dirs, b.held = identities(plan)
 	var listen func(int)
 	if plan.NotifyFD != 0 {
 		listen = func(fd int) { b.listen = fd }
@@ -192,14 +197,20 @@ func (b *builtThread) close() {
 			*fd = -1
 		}
 	}
+	for _, fd := range b.held {
+		unix.Close(fd)
+	}
+	b.held = nil
 }
 
 // identities are what a thread sandbox built for plan depends on besides
 // the plan: kept, the paths the mount layer works on (writable roots and
 // /dev/shm, read-only files, protected paths, unreadable paths, covered
 // sockets, nested roots, gitdirs, what it makes empty, the folders it
-// pins); dirs, those of carvedDirs.
-func identities(plan Plan) (kept, dirs []identity) {
+// pins); dirs, those of carvedDirs. held are descriptors of the kept
+// files, each the one its identity was taken from: the caller closes
+// them.
+func identities(plan Plan) (kept, dirs []identity, held []int) {
 	paths := slices.Concat(plan.WritableRoots, []string{"/dev/shm"}, plan.ReadOnlyFiles, plan.Protected,
 		plan.DenyRead, plan.Sockets, plan.NestedRoots, plan.GitDirs, plan.MakeDirs, plan.MakeFiles)
 	// And the folders it pins (red team 34: a folder above the
@@ -210,9 +221,21 @@ func identities(plan Plan) (kept, dirs []identity) {
 	}
 	paths = dedupe(paths)
 	for _, p := range paths {
-		kept = append(kept, identify(p, false))
+		// A folder the build pins, removed and made again in place,
+		// has lost its pin and may get the old inode number back
+		// (red team 35, on ext4), where its birth time is not kept:
+		// held, the old number is nobody else's.
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			kept = append(kept, identify(p, false))
+			continue
+		}
+		held = append(held, fd)
+		id := identifyAt(fd, "", unix.AT_EMPTY_PATH, false)
+		id.path = p
+		kept = append(kept, id)
 	}
-	return kept, carvedDirs(plan)
+	return kept, carvedDirs(plan), held
 }
 
 // carvedDirs are / (whose entries the device layer grants one by one)
@@ -250,13 +273,18 @@ func parentDir(path string) string {
 
 // identify looks path up without following a link it ends in.
 func identify(path string, stamps bool) identity {
+	return identifyAt(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, stamps)
+}
+
+// identifyAt is identify of name looked up from dirfd with flags.
+func identifyAt(dirfd int, path string, flags int, stamps bool) identity {
 	id := identity{path: path, withStamps: stamps}
 	var st unix.Statx_t
 	mask := unix.STATX_TYPE | unix.STATX_INO | unix.STATX_NLINK | unix.STATX_BTIME
 	if stamps {
 		mask |= unix.STATX_MTIME | unix.STATX_CTIME
 	}
-	if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_SYNC_AS_STAT, mask, &st); err != nil {
+	if err := unix.Statx(dirfd, path, flags|unix.AT_STATX_SYNC_AS_STAT, mask, &st); err != nil {
 		id.err = err
 		return id
 	}

@@ -180,7 +180,7 @@ func removeOwnCgroups() {
 	if pidsRoot.err != nil {
 		return
 	}
-	prefix := cgroupPrefix + strconv.Itoa(os.Getpid()) + "-"
+	prefix := cgroupPrefix + cgroupOwner + "-"
 	for deadline := time.Now().Add(ownCgroupsWait); ; time.Sleep(10 * time.Millisecond) {
 		entries, err := os.ReadDir(pidsRoot.dir)
 		if err != nil {

@@ -76,3 +76,9 @@ func threadMountNS() (string, *os.File) { return "", nil }
 
 // RunOwned is cmd.Run: no reaper here.
 func RunOwned(cmd *exec.Cmd) error { return cmd.Run() }
+
+// Relayed does nothing: namespaces are Linux-only.
+func Relayed(relay int) {}
+
+// RelayEnded does nothing: namespaces are Linux-only.
+func RelayEnded() {}

@@ -28,7 +28,9 @@ var insideOwn bool
 // PID 1 there, passes signals on to it, and exits with its status — it
 // never returns. In the re-run program it returns true. Where namespaces
 // are unavailable it returns false at once and the program goes on as it
-// is.
+// is. A program whose relay made the namespaces before the runtime
+// started (see [Relayed]: the binary then starts once) only becomes their
+// init here.
 //
 // Inside, sessions need no namespace of their own to die with the
 // program: when it ends (even by SIGKILL) the kernel ends every process
@@ -38,21 +40,26 @@ var insideOwn bool
 // sessions, must then be started and waited for with [RunOwned]: the
 // reaper would take any other child's exit (its Wait fails with ECHILD).
 func EnterNamespace() bool {
-	if relay := os.Getenv(nsEnv); relay != "" {
+	relay := relayedBy // made before the runtime started (see [Relayed])
+	if v := os.Getenv(nsEnv); v != "" {
 		os.Unsetenv(nsEnv)
-		if _, err := strconv.Atoi(relay); err == nil && os.Getpid() == 1 {
-			// Named after the relay: every program is PID 1 of its own
-			// namespace, so its own pid names none of them apart.
-			cgroupOwner = relay
-			if err := becomeInit(); err != nil {
-				fmt.Fprintf(os.Stderr, "unified-exec: namespace: %v\n", err)
-				os.Exit(125)
-			}
-			insideOwn = true
-			return true
+		if _, err := strconv.Atoi(v); err == nil && relay == "" {
+			relay = v // re-run by runInNamespace
 		}
-		// Set by hand, not by us: enter one as usual.
 	}
+	if relay != "" && os.Getpid() == 1 {
+		// Named after the relay: every program is PID 1 of its own
+		// namespace, so its own pid names none of them apart.
+		cgroupOwner = relay
+		if err := becomeInit(); err != nil {
+			fmt.Fprintf(os.Stderr, "unified-exec: namespace: %v\n", err)
+			os.Exit(125)
+		}
+		insideOwn = true
+		return true
+	}
+	// Not PID 1: the variable was set by hand, not by us; enter one as
+	// usual.
 	if !helperInstalled {
 		return false
 	}
@@ -63,6 +70,21 @@ func EnterNamespace() bool {
 	os.Exit(code)
 	return false
 }
+
+var relayedBy string
+
+// Relayed says that this process was started, before the Go runtime, as
+// PID 1 of new PID and mount namespaces (and a user namespace where the
+// user is not root) by relay, a process of the program's binary that
+// waits for it and passes signals on as runInNamespace does: C code that
+// runs before main, so that the binary starts once. [EnterNamespace] then
+// only makes the program the init of those namespaces.
+func Relayed(relay int) { relayedBy = strconv.Itoa(relay) }
+
+// RelayEnded removes the process-limit cgroups the program started by
+// this process's relay (see [Relayed]) left when it was killed: its
+// sessions died with its namespace.
+func RelayEnded() { removeOwnCgroups() }
 
 // becomeInit makes the program re-run by runInNamespace the init of its
 // namespace: the host's environment hidden (commands share the

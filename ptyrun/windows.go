@@ -34,6 +34,8 @@ func (p *Process) Signal(sig syscall.Signal) error     { return ErrUnsupported }
 func closeInheritedOnExec()                            {}
 func runHelper(apply Apply) int                        { return 125 }
 func EnterNamespace() bool                             { return false }
+func Relayed(relay int)                                {}
+func RelayEnded()                                      {}
 func InOwnNamespace() bool                             { return false }
 func IsolationAvailable() (bool, error)                { return false, ErrUnsupported }
 func ProcessLimitAvailable() (bool, error)             { return false, ErrUnsupported }

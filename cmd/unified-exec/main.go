@@ -33,6 +33,7 @@ const (
 
 func main() {
 	tracepoint.Mark("main")
+	relayEntered()
 	ptyrun.MaybeRunHelper(helperApply)
 	code := run(os.Args[1:])
 	tracepoint.Mark("exit")

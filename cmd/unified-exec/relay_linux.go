@@ -1,0 +1,334 @@
+//go:build linux && cgo
+
+package main
+
+/*
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+// The relay: the program's own PID and mount namespaces entered before the
+// Go runtime starts, in C, so that wrapping a command starts the binary
+// once (see relayEntered). Everything here runs in the process's only
+// thread, before main.
+
+static int ue_relay_pid;      // in the program: the relay's pid; 0 when not relayed
+static int ue_relay_signaled; // in the relay: the signal that ended the program
+static pid_t ue_child;
+
+// ue_should_enter mirrors main's leadingFlags and run: the program enters a
+// namespace of its own (ptyrun.EnterNamespace, called by cmdMain) unless a
+// subcommand or the helper runs. When in doubt it says no, and the program
+// enters one the slower way, from Go.
+static int ue_should_enter(int argc, char **argv) {
+	if (argc < 1 || argv[0] == NULL || strcmp(argv[0], "unified-exec-helper") == 0)
+		return 0;
+	if (getenv("UNIFIED_EXEC_NAMESPACE") != NULL || getenv("UNIFIED_EXEC_NO_RELAY") != NULL)
+		return 0;
+	int i = 1;
+	while (i < argc) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0 || a[0] != '-')
+			break;
+		const char *name = a;
+		while (*name == '-')
+			name++;
+		size_t n = strcspn(name, "=");
+		int has_value = name[n] == '=';
+		int valued = (n == 6 && strncmp(name, "policy", 6) == 0) ||
+			     (n == 9 && strncmp(name, "workspace", 9) == 0) ||
+			     (n == 7 && strncmp(name, "sandbox", 7) == 0);
+		int network = n == 7 && strncmp(name, "network", 7) == 0;
+		if (!valued && !network)
+			break;
+		if (valued && !has_value) {
+			if (i + 1 >= argc)
+				break;
+			i++;
+		}
+		i++;
+	}
+	if (i < argc) {
+		static const char *subcommands[] = {"version", "--version", "-version", "tools", "policy",
+						    "sandbox", "help", "-h", "--help", "-help", NULL};
+		for (const char **s = subcommands; *s; s++)
+			if (strcmp(argv[i], *s) == 0)
+				return 0;
+	}
+	return 1;
+}
+
+static void ue_forward(int sig) {
+	int saved = errno;
+	if (ue_child > 0)
+		kill(ue_child, sig);
+	errno = saved;
+}
+
+static int ue_write_file(const char *path, const char *data) {
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, data, strlen(data));
+	close(fd);
+	return n == (ssize_t)strlen(data) ? 0 : -1;
+}
+
+// ue_clone starts the program in new PID and mount namespaces: directly as
+// root, else in a user namespace of its own where this user is itself (as
+// ptyrun's userns.User: no other id mapped). Like fork, without the
+// library's bookkeeping: nothing but this thread exists yet, and the
+// namespaces are the child's alone, so the relay stays where it was and
+// may start the Go runtime afterwards (see ue_relay).
+static pid_t ue_clone(int *userns) {
+	*userns = 0;
+	if (geteuid() == 0) {
+		pid_t pid = syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0);
+		if (pid >= 0)
+			return pid;
+	}
+	*userns = 1;
+	return syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0);
+}
+
+// ue_map_self maps, in the child's new user namespace, the user and group
+// it was to themselves.
+static int ue_map_self(uid_t uid, gid_t gid) {
+	char map[64];
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (ue_write_file("/proc/self/uid_map", map) != 0)
+		return -1;
+	if (ue_write_file("/proc/self/setgroups", "deny\n") != 0)
+		return -1;
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	return ue_write_file("/proc/self/gid_map", map);
+}
+
+// ue_read reads a small file whole (NUL-terminated); 0 on failure.
+static size_t ue_read(const char *path, char *buf, size_t size) {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	size_t n = 0;
+	for (ssize_t r; n < size - 1 && (r = read(fd, buf + n, size - 1 - n)) != 0; n += r > 0 ? r : 0)
+		if (r < 0 && errno != EINTR)
+			break;
+	close(fd);
+	buf[n] = 0;
+	return n;
+}
+
+// ue_start_grace_period: on cgroup v1, moving a thread into a cgroup waits
+// for an RCU grace period when none has just passed (7-14 ms after a
+// quiet moment, 0.1 ms right after another move), and the program moves
+// the thread its first command forks from into that command's cgroup as
+// soon as it starts. The relay moves itself to where it is, beside the
+// program's start, so that the program waits for a grace period already
+// under way (as ptyrun's startGracePeriod does for a relay in Go). Root
+// only: an ordinary user has no cgroup of its own to move into.
+static void ue_start_grace_period(void) {
+	static char info[1 << 16], own[4096], path[4096 + 256];
+	if (geteuid() != 0 || ue_read("/proc/self/mountinfo", info, sizeof info) == 0 ||
+	    ue_read("/proc/self/cgroup", own, sizeof own) == 0)
+		return;
+	const char *mount = NULL;
+	size_t mount_len = 0;
+	for (char *line = info, *next; *line && !mount; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		else
+			next = line + strlen(line);
+		// id parent maj:min root mountpoint opts ... - cgroup source superopts
+		char *sep = strstr(line, " - cgroup ");
+		if (!sep)
+			continue;
+		char *opts = strrchr(sep, ' ') + 1;
+		for (char *o = opts; o && !mount; o = strchr(o, ',') ? strchr(o, ',') + 1 : NULL)
+			if (strncmp(o, "pids", 4) == 0 && (o[4] == ',' || o[4] == 0)) {
+				char *f = line;
+				for (int i = 0; i < 4 && f; i++)
+					f = strchr(f, ' ') ? strchr(f, ' ') + 1 : NULL;
+				if (f) {
+					mount = f;
+					mount_len = strcspn(f, " ");
+				}
+			}
+	}
+	if (!mount)
+		return; // cgroup v2: the program clones into cgroups, no move
+	for (char *line = own, *next; *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		else
+			next = line + strlen(line);
+		char *c1 = strchr(line, ':');
+		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = 0;
+		int pids = 0;
+		for (char *o = c1 + 1; o; o = strchr(o, ',') ? strchr(o, ',') + 1 : NULL)
+			if (strncmp(o, "pids", 4) == 0 && (o[4] == ',' || o[4] == 0))
+				pids = 1;
+		if (!pids)
+			continue;
+		char tid[16];
+		if (snprintf(path, sizeof path, "%.*s%s/tasks", (int)mount_len, mount, c2 + 1) < (int)sizeof path) {
+			snprintf(tid, sizeof tid, "%d", (int)getpid());
+			ue_write_file(path, tid);
+		}
+		return;
+	}
+}
+
+// ue_keep_caps keeps, of the capabilities a new user namespace gives, only
+// those the program uses there (ptyrun's userns.ambientCaps: mounting,
+// making namespaces and going back to one, the loopback of a network
+// namespace it makes), as when started into it by exec. With more, its
+// own access checks would differ from its commands' (CAP_DAC_OVERRIDE
+// reads its user's unreadable files, and a command's own EACCES would be
+// taken for a sandbox denial).
+static int ue_keep_caps(void) {
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2];
+	memset(data, 0, sizeof data);
+	const int keep[] = {CAP_SYS_ADMIN, CAP_SETPCAP, CAP_NET_ADMIN, CAP_SYS_CHROOT};
+	for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+		data[keep[i] / 32].permitted |= 1u << (keep[i] % 32);
+		data[keep[i] / 32].effective |= 1u << (keep[i] % 32);
+	}
+	return syscall(SYS_capset, &hdr, data);
+}
+
+static const int ue_relayed_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, 0};
+
+__attribute__((constructor)) static void ue_relay(int argc, char **argv, char **envp) {
+	(void)envp;
+	if (!ue_should_enter(argc, argv))
+		return;
+	struct termios saved;
+	int tty = tcgetattr(0, &saved) == 0;
+	// Signals for the program wait, blocked, until the relay passes them
+	// on: none is lost between its start and the handlers.
+	sigset_t relayed, old;
+	sigemptyset(&relayed);
+	for (const int *s = ue_relayed_signals; *s; s++)
+		sigaddset(&relayed, *s);
+	sigprocmask(SIG_BLOCK, &relayed, &old);
+	// alive has no writer once the relay is gone: the program checks it
+	// after asking for its parent-death signal, which a relay dead
+	// before then would never send.
+	int alive[2];
+	if (pipe2(alive, O_CLOEXEC) != 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return;
+	}
+	pid_t relay = getpid();
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	int userns;
+	pid_t child = ue_clone(&userns);
+	if (child < 0) {
+		// No namespace here: the program goes on as it is (and says
+		// why, trying again from Go).
+		close(alive[0]);
+		close(alive[1]);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return;
+	}
+	if (child == 0) {
+		// The program: PID 1 of the new namespaces; the Go runtime
+		// starts when this returns.
+		close(alive[1]);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+			_exit(125);
+		char b;
+		if (fcntl(alive[0], F_SETFL, O_NONBLOCK) != 0 || read(alive[0], &b, 1) == 0)
+			_exit(125);
+		close(alive[0]);
+		if (userns) {
+			// Nobody in its user namespace until mapped.
+			if (ue_map_self(uid, gid) != 0) {
+				fprintf(stderr, "unified-exec: namespace: mapping the user: %s\n", strerror(errno));
+				_exit(125);
+			}
+			if (ue_keep_caps() != 0) {
+				fprintf(stderr, "unified-exec: namespace: capabilities: %s\n", strerror(errno));
+				_exit(125);
+			}
+		}
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		ue_relay_pid = relay;
+		return;
+	}
+	close(alive[0]);
+	ue_child = child;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = ue_forward;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (const int *s = ue_relayed_signals; *s; s++)
+		sigaction(*s, &sa, NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	ue_start_grace_period();
+	int status;
+	while (waitpid(child, &status, 0) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "unified-exec: namespace: waiting for the program: %s\n", strerror(errno));
+			_exit(125);
+		}
+	}
+	if (tty) {
+		// The program puts the terminal in raw mode while a command has
+		// one of its own; killed or crashed, it could not put it back.
+		tcsetattr(0, TCSANOW, &saved);
+	}
+	if (!WIFSIGNALED(status))
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
+	// Killed (the OOM killer picks the biggest process): its sessions
+	// died with its namespace, their cgroups are left; Go removes them
+	// (relayEntered).
+	for (const int *s = ue_relayed_signals; *s; s++)
+		signal(*s, SIG_DFL);
+	ue_relay_signaled = WTERMSIG(status);
+}
+
+static int ue_relayed_by(void) { return ue_relay_pid; }
+static int ue_program_signaled(void) { return ue_relay_signaled; }
+*/
+import "C"
+
+import (
+	"os"
+
+	"github.com/unified-exec/unified-exec/ptyrun"
+)
+
+// relayEntered hands ptyrun what the relay did before the runtime
+// started: in the program, that it is PID 1 of namespaces the relay made
+// (EnterNamespace then only makes itself their init); in the relay, after
+// the program was killed, the cleaning up left to Go (it exits).
+func relayEntered() {
+	if sig := int(C.ue_program_signaled()); sig != 0 {
+		ptyrun.RelayEnded()
+		os.Exit(128 + sig)
+	}
+	if pid := int(C.ue_relayed_by()); pid != 0 {
+		ptyrun.Relayed(pid)
+	}
+}

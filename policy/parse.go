@@ -447,6 +447,7 @@ var coreEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ
 // names); then apply set.
 func (e Env) Build(base []string) []string {
 	var out []string
+	globs := e.globs()
 	for _, kv := range base {
 		name, _, ok := strings.Cut(kv, "=")
 		if !ok {
@@ -460,13 +461,14 @@ func (e Env) Build(base []string) []string {
 				continue
 			}
 		}
-		if e.excluded(name) {
+		up := strings.ToUpper(name)
+		if globs.excluded(up) {
 			continue
 		}
 		if _, ok := e.Set[name]; ok {
 			continue
 		}
-		if strings.HasSuffix(strings.ToUpper(name), "_PROXY") && !e.kept(name) {
+		if strings.HasSuffix(up, "_PROXY") && !globs.kept(up) {
 			kv = name + "=" + withoutUserinfo(kv[len(name)+1:])
 		}
 		out = append(out, kv)
@@ -480,19 +482,6 @@ func (e Env) Build(base []string) []string {
 		out = append(out, k+"="+e.Set[k])
 	}
 	return out
-}
-
-// kept reports whether a "!" glob names the variable.
-func (e Env) kept(name string) bool {
-	up := strings.ToUpper(name)
-	for _, g := range e.Exclude {
-		if keep, ok := strings.CutPrefix(g, "!"); ok {
-			if ok, _ := path.Match(strings.ToUpper(keep), up); ok {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // withoutUserinfo removes the user name and password of a proxy's URL
@@ -513,17 +502,56 @@ func withoutUserinfo(v string) string {
 	return v[:start] + v[at+1:]
 }
 
-func (e Env) excluded(name string) bool {
-	up := strings.ToUpper(name)
-	excluded := false
-	for _, g := range e.Exclude {
-		keep := strings.HasPrefix(g, "!")
-		if ok, _ := path.Match(strings.ToUpper(strings.TrimPrefix(g, "!")), up); ok {
-			if keep {
-				return false
-			}
-			excluded = true
+// envGlobs are exclude's globs, upper-cased once: drop, and keep ("!").
+type envGlobs struct{ drop, keep []string }
+
+func (e Env) globs() envGlobs {
+	var g envGlobs
+	for _, x := range e.Exclude {
+		if keep, ok := strings.CutPrefix(x, "!"); ok {
+			g.keep = append(g.keep, strings.ToUpper(keep))
+		} else {
+			g.drop = append(g.drop, strings.ToUpper(x))
 		}
 	}
-	return excluded
+	return g
+}
+
+// excluded reports whether a drop glob names the variable (upper-cased)
+// and no keep glob does.
+func (g envGlobs) excluded(up string) bool {
+	return slices.ContainsFunc(g.drop, func(p string) bool { return globMatch(p, up) }) && !g.kept(up)
+}
+
+// kept reports whether a keep ("!") glob names the variable (upper-cased).
+func (g envGlobs) kept(up string) bool {
+	return slices.ContainsFunc(g.keep, func(p string) bool { return globMatch(p, up) })
+}
+
+// globMatch is path.Match, a bad pattern matching nothing. A pattern whose
+// only special character is * (every default one) is matched without it:
+// each name of the environment is matched against each pattern at every
+// command's start.
+func globMatch(pattern, name string) bool {
+	if strings.ContainsAny(pattern, "?[\\/") || strings.Contains(name, "/") {
+		ok, _ := path.Match(pattern, name)
+		return ok
+	}
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == name
+	}
+	first, last := parts[0], parts[len(parts)-1]
+	if len(name) < len(first)+len(last) || !strings.HasPrefix(name, first) || !strings.HasSuffix(name, last) {
+		return false
+	}
+	rest := name[len(first) : len(name)-len(last)]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(rest, p)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(p):]
+	}
+	return true
 }

@@ -22,12 +22,32 @@ func loadPolicy(file string) (*policy.Policy, error) {
 	return policy.Load(file)
 }
 
+// loadPolicyAhead starts loadPolicy(file) at once; the function it returns
+// waits for the outcome.
+func loadPolicyAhead(file string) func() (*policy.Policy, error) {
+	var p *policy.Policy
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p, err = loadPolicy(file)
+	}()
+	return func() (*policy.Policy, error) {
+		<-done
+		return p, err
+	}
+}
+
 func newOrchestrator(f mainFlags, server bool) (*orchestrator.Orchestrator, error) {
 	return newOrchestratorWith(f, server, nil)
 }
 
 func newOrchestratorWith(f mainFlags, server bool, onExit func(id, code int, last []string)) (*orchestrator.Orchestrator, error) {
-	pol, err := loadPolicy(f.policy)
+	load := f.loaded
+	if load == nil {
+		load = func() (*policy.Policy, error) { return loadPolicy(f.policy) }
+	}
+	pol, err := load()
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/unified-exec/unified-exec/orchestrator"
+	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/ptyrun"
 	"os"
 	"os/signal"
@@ -23,6 +24,9 @@ type mainFlags struct {
 	network   bool
 	// forker is made by cmdMain for the orchestrator (not a flag).
 	forker *orchestrator.Forker
+	// loaded gives the policy, read by cmdMain beside the rest of the
+	// start-up (not a flag); nil: newOrchestrator reads it.
+	loaded func() (*policy.Policy, error)
 }
 
 func parseMain(args []string) (mainFlags, []string, error) {
@@ -59,6 +63,9 @@ func cmdMain(args []string) int {
 		errorf("%v", err)
 		return exitInternal
 	}
+	// Parsing the policy takes a millisecond or more at start: beside the
+	// namespace and the first forking thread, not before them.
+	f.loaded = loadPolicyAhead(f.policy)
 	// Serve and wrap run in a PID namespace of their own where the host
 	// allows: nothing a command starts can outlive unified-exec, even
 	// killed with SIGKILL (the process here only waits and relays), and

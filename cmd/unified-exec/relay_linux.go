@@ -286,16 +286,29 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 		sigaction(*s, &sa, NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	ue_start_grace_period();
-	int status;
-	while (waitpid(child, &status, 0) < 0) {
+	// Waited for first without being reaped: until it is, its pid is
+	// nobody else's, so a signal passed on meanwhile cannot reach another
+	// process that got the number.
+	siginfo_t info;
+	for (;;) {
+		memset(&info, 0, sizeof info);
+		if (waitid(P_PID, child, &info, WEXITED | WNOWAIT) == 0)
+			break;
 		if (errno != EINTR) {
 			fprintf(stderr, "unified-exec: namespace: waiting for the program: %s\n", strerror(errno));
 			_exit(125);
 		}
 	}
-	if (tty) {
+	sigprocmask(SIG_BLOCK, &relayed, NULL);
+	ue_child = 0;
+	int status;
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	if (tty && tcgetpgrp(0) == getpgrp()) {
 		// The program puts the terminal in raw mode while a command has
 		// one of its own; killed or crashed, it could not put it back.
+		// (In the background the terminal is not ours to set, and
+		// setting it would stop the relay.)
 		tcsetattr(0, TCSANOW, &saved);
 	}
 	if (!WIFSIGNALED(status))
@@ -305,6 +318,7 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 	// (relayEntered).
 	for (const int *s = ue_relayed_signals; *s; s++)
 		signal(*s, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	ue_relay_signaled = WTERMSIG(status);
 }
 

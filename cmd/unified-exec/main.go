@@ -45,22 +45,44 @@ func run(args []string) int {
 	// subcommand: `unified-exec --policy p.toml sandbox status`.
 	globals, rest := leadingFlags(args)
 	if len(rest) > 0 {
-		switch rest[0] {
-		case "version", "--version", "-version":
-			fmt.Println("unified-exec", version)
-			return 0
-		case "tools":
-			return cmdTools(rest[1:])
-		case "policy":
-			return cmdPolicy(withFlags(rest[1:], globals))
-		case "sandbox":
-			return cmdSandbox(withFlags(rest[1:], globals))
-		case "help", "-h", "--help", "-help":
-			fmt.Print(usage)
-			return 0
+		if sub := subcommands[rest[0]]; sub != nil {
+			return sub(rest[1:], globals)
 		}
 	}
 	return cmdMain(args)
+}
+
+// subcommands by name: each gets the words after its name and the flags
+// given before it. Any other first word is the command to wrap. (The
+// relay, relay_linux.go, knows these names too: TestRelayDecidesAsMain.)
+var subcommands = map[string]func(args, globals []string) int{
+	"version":   printVersion,
+	"--version": printVersion,
+	"-version":  printVersion,
+	"tools":     func(args, _ []string) int { return cmdTools(args) },
+	"policy":    func(args, globals []string) int { return cmdPolicy(withFlags(args, globals)) },
+	"sandbox":   func(args, globals []string) int { return cmdSandbox(withFlags(args, globals)) },
+	"help":      printUsage,
+	"-h":        printUsage,
+	"--help":    printUsage,
+	"-help":     printUsage,
+}
+
+func printVersion(_, _ []string) int {
+	fmt.Println("unified-exec", version)
+	return 0
+}
+
+func printUsage(_, _ []string) int {
+	fmt.Print(usage)
+	return 0
+}
+
+// runsMain reports whether run(args) goes on to cmdMain (serve or wrap),
+// which enters the program's namespace.
+func runsMain(args []string) bool {
+	_, rest := leadingFlags(args)
+	return len(rest) == 0 || subcommands[rest[0]] == nil
 }
 
 // leadingFlags splits the wrapper's and server's flags off the front of

@@ -329,6 +329,7 @@ import "C"
 
 import (
 	"os"
+	"unsafe"
 
 	"github.com/unified-exec/unified-exec/ptyrun"
 )
@@ -345,4 +346,16 @@ func relayEntered() {
 	if pid := int(C.ue_relayed_by()); pid != 0 {
 		ptyrun.Relayed(pid)
 	}
+}
+
+// relayWouldEnter is the relay's decision for os.Args[1:] = args: whether
+// it makes the program's namespaces (tests hold it against runsMain).
+func relayWouldEnter(args []string) bool {
+	argv := make([]*C.char, 0, len(args)+1)
+	for _, a := range append([]string{"unified-exec"}, args...) {
+		c := C.CString(a)
+		defer C.free(unsafe.Pointer(c))
+		argv = append(argv, c)
+	}
+	return C.ue_should_enter(C.int(len(argv)), &argv[0]) != 0
 }

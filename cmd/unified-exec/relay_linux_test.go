@@ -1,0 +1,44 @@
+//go:build linux && cgo
+
+package main
+
+import (
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestRelayDecidesAsMain: the relay (C, before the runtime) makes the
+// program's namespaces exactly when run goes on to serve or wrap, which
+// enters them — for the forms a user types and for random argument lists
+// of flags, values, subcommand names (every one main knows) and words.
+// A subcommand the relay took for a command would run inside a namespace
+// made for nothing; a command it took for a subcommand would start the
+// binary twice.
+func TestRelayDecidesAsMain(t *testing.T) {
+	forms := [][]string{
+		{}, {"--"}, {"--", "make", "test"}, {"make", "test"}, {"--policy", "p.toml", "--", "true"},
+		{"--policy=p.toml", "sandbox", "status"}, {"--workspace", "w", "policy", "check"}, {"-policy", "version"},
+		{"--network", "--", "curl"}, {"--network=false", "tools"}, {"--sandbox", "read-only", "help"},
+		{"--policy"}, {"--foo", "version"}, {"-h"}, {"--", "version"}, {"--workspace", "--", "version"},
+		{"---policy", "x", "tools"}, {"--policy", "", "version"}, {"-", "version"}, {"--network", "sandbox"},
+	}
+	tokens := slices.Concat(slices.Collect(maps.Keys(subcommands)), []string{
+		"--policy", "-policy=p", "--workspace", "--workspace=w", "-sandbox", "--sandbox=read-only", "--network",
+		"-network=true", "--", "-", "make", "--foo", "-x", "", "=", "--=", "policy=x", "status", "check",
+	})
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 3000 {
+		args := make([]string, r.IntN(6))
+		for i := range args {
+			args[i] = tokens[r.IntN(len(tokens))]
+		}
+		forms = append(forms, args)
+	}
+	for _, args := range forms {
+		if c, g := relayWouldEnter(args), runsMain(args); c != g {
+			t.Fatalf("unified-exec %q: the relay enters the namespace: %v; main serves or wraps: %v", args, c, g)
+		}
+	}
+}

@@ -140,3 +140,141 @@ func isDir(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.IsDir()
 }
+
+// ignoringSIGCHLD runs argv with SIGCHLD ignored (SIG_IGN survives
+// execve), as a host that ignores its children's deaths starts it.
+func ignoringSIGCHLD(t *testing.T, argv ...string) *exec.Cmd {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 to start the binary with SIGCHLD ignored")
+	}
+	script := "import os,signal,sys\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\nos.execv(sys.argv[1], sys.argv[1:])"
+	return exec.Command(py, append([]string{"-c", script}, argv...)...)
+}
+
+// TestWrapRelayIgnoredSIGCHLD (red team 36): started by a host that
+// ignores SIGCHLD (inherited SIG_IGN, as python daemons, nohup-like
+// launchers do), the wrapper must still exit with its command's code. The
+// C relay's waitpid finds no child (the kernel reaped the program at once:
+// its clone's exit signal is SIGCHLD, ignored) and it exits 125 with
+// "waiting for the program: No child processes", skipping the terminal's
+// restore and the removal of a killed program's cgroups. The Go relay
+// (UNIFIED_EXEC_NO_RELAY=1) installs its own SIGCHLD handler and exits 7.
+func TestWrapRelayIgnoredSIGCHLD(t *testing.T) {
+	requireSandbox(t)
+	for _, env := range []string{"", "UNIFIED_EXEC_NO_RELAY=1"} {
+		cmd := ignoringSIGCHLD(t, binary, "--workspace", t.TempDir(), "--", "sh", "-c", "echo out; exit 7")
+		if env != "" {
+			cmd.Env = append(cmd.Environ(), env)
+		}
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != 7 || !strings.Contains(string(out), "out") {
+			t.Errorf("%s: SIGCHLD ignored by the host: exit code %d, want the command's 7; output %q", env, code, out)
+		}
+	}
+}
+
+// TestWrapRelayBlockedSIGTERM (red team 36): a host whose signal mask
+// blocks SIGTERM when it starts the wrapper (a signalfd-style supervisor
+// that forgot to unblock it: the mask survives fork and execve) can still
+// stop it with SIGTERM: the wrapper passes it on to its command, whose
+// trap runs (exit 5). A relay that restored the inherited mask after
+// installing its handlers kept SIGTERM blocked forever.
+func TestWrapRelayBlockedSIGTERM(t *testing.T) {
+	requireSandbox(t)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 to start the binary with SIGTERM blocked")
+	}
+	for _, env := range []string{"", "UNIFIED_EXEC_NO_RELAY=1"} {
+		script := "import os,signal,sys\nsignal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])\nos.execv(sys.argv[1], sys.argv[1:])"
+		cmd := exec.Command(py, "-c", script, binary, "--workspace", t.TempDir(), "--", "bash", "-c", `trap "echo gotTERM; exit 5" TERM; echo ready; sleep 30 & wait`)
+		if env != "" {
+			cmd.Env = append(cmd.Environ(), env)
+		}
+		var out lockedBuffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		waitFor(t, func() bool { return strings.Contains(out.String(), "ready") })
+		time.Sleep(300 * time.Millisecond) // the trap is set before "ready"; the program's handlers long before
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+			if code := cmd.ProcessState.ExitCode(); code != 5 || !strings.Contains(out.String(), "gotTERM") {
+				t.Errorf("%s: SIGTERM (blocked by the host): exit %d, want the trap's 5; output %q", env, code, out.String())
+			}
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("%s: SIGTERM (blocked in the mask the host gave) never reached the command: still running 5 s later; output %q", env, out.String())
+		}
+	}
+}
+
+// TestWrapRelayPendingAlarm (red team 36): an alarm the host armed
+// before executing the wrapper survives execve; SIGALRM (default action:
+// terminate) then goes to the relay. It ignores the signals it does not
+// pass on, as the Go relay did (Go programs do), and the command runs to
+// its end (exit 4): a relay that died of it took the program (its
+// parent-death signal) and the command with it, with no cleanup.
+func TestWrapRelayPendingAlarm(t *testing.T) {
+	requireSandbox(t)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 to start the binary with an alarm armed")
+	}
+	for _, env := range []string{"", "UNIFIED_EXEC_NO_RELAY=1"} {
+		script := "import os,signal,sys\nsignal.alarm(1)\nos.execv(sys.argv[1], sys.argv[1:])"
+		cmd := exec.Command(py, "-c", script, binary, "--workspace", t.TempDir(), "--", "sh", "-c", "sleep 2; echo done; exit 4")
+		if env != "" {
+			cmd.Env = append(cmd.Environ(), env)
+		}
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != 4 || !strings.Contains(string(out), "done") {
+			t.Errorf("%s: alarm armed by the host: exit %d (%v), want the command's 4; output %q", env, code, cmd.ProcessState, out)
+		}
+	}
+}
+
+// TestWrapRelayOtherSignalsIgnored: asynchronous signals the relay does
+// not pass on, whose default action would end it (SIGVTALRM, SIGXCPU,
+// SIGPWR, SIGIO, a realtime signal), are ignored: the command runs on to
+// its own end and exit code.
+func TestWrapRelayOtherSignalsIgnored(t *testing.T) {
+	requireSandbox(t)
+	tag := fmt.Sprintf("44%d.%d", rand.IntN(1000), rand.IntN(1000))
+	cmd, out, done := startWrapped(t, "echo ready; sleep "+tag+" & wait; exit 6", tag)
+	for _, sig := range []syscall.Signal{syscall.SIGVTALRM, syscall.SIGXCPU, syscall.SIGPWR, syscall.SIGIO, syscall.Signal(34 + 5)} {
+		if err := syscall.Kill(cmd.Process.Pid, sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case err := <-done:
+		done <- err
+		t.Fatalf("the wrapper ended on a signal it does not pass on: %v: %s", err, out)
+	default:
+	}
+	for _, p := range procsWith(tag) {
+		// The sleep alone (the wrapper's own command lines hold the tag too).
+		if b, _ := os.ReadFile("/proc/" + p + "/cmdline"); strings.HasPrefix(string(b), "sleep\x00") {
+			pid, _ := strconv.Atoi(p)
+			syscall.Kill(pid, syscall.SIGTERM)
+		}
+	}
+	select {
+	case err := <-done:
+		done <- err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the wrapper did not end after its command's sleep was ended: %s", out)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 6 {
+		t.Errorf("exit code %d, want the command's 6: %s", code, out)
+	}
+}

@@ -229,6 +229,11 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 	for (const int *s = ue_relayed_signals; *s; s++)
 		sigaddset(&relayed, *s);
 	sigprocmask(SIG_BLOCK, &relayed, &old);
+	// SIGCHLD ignored by whoever started us (the disposition survives
+	// execve) would have the kernel reap the program unseen: the relay
+	// could not wait for its status (red team 36). The program gets the
+	// default too, as Go's runtime handles it there either way.
+	signal(SIGCHLD, SIG_DFL);
 	// alive has no writer once the relay is gone: the program checks it
 	// after asking for its parent-death signal, which a relay dead
 	// before then would never send.
@@ -284,7 +289,22 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 	sigemptyset(&sa.sa_mask);
 	for (const int *s = ue_relayed_signals; *s; s++)
 		sigaction(*s, &sa, NULL);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	// Signals it does not pass on whose default would end it (an alarm
+	// armed before execve, SIGXCPU, SIGPWR, ...) are ignored, as a Go
+	// program ignores them: the relay ending would take the program and
+	// the command with it, and skip their cleanup (red team 36).
+	static const int ignored[] = {SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGPWR, SIGSTKFLT, SIGIO, 0};
+	for (const int *s = ignored; *s; s++)
+		signal(*s, SIG_IGN);
+	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+		signal(s, SIG_IGN);
+	// The relayed ones are unblocked whatever mask it was started with: a
+	// supervisor that left SIGTERM blocked must still reach the command
+	// through it (red team 36). The program starts with the mask given.
+	sigset_t mask = old;
+	for (const int *s = ue_relayed_signals; *s; s++)
+		sigdelset(&mask, *s);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	ue_start_grace_period();
 	// Waited for first without being reaped: until it is, its pid is
 	// nobody else's, so a signal passed on meanwhile cannot reach another

@@ -91,7 +91,13 @@ static int ue_write_file(const char *path, const char *data) {
 // ptyrun's userns.User: no other id mapped). Like fork, without the
 // library's bookkeeping: nothing but this thread exists yet, and the
 // namespaces are the child's alone, so the relay stays where it was and
-// may start the Go runtime afterwards (see ue_relay).
+// may start the Go runtime afterwards (see ue_relay). One thing of the
+// library's stays the relay's in the program: its record of the main
+// thread's id (fork would update it). Nothing the program runs reads it —
+// Go's runtime signals threads by their kernel ids, raise() asks the
+// kernel, psx changes credentials itself — but a call that did (glibc's
+// setuid from a cgo thread, pthread_kill of the main thread, an owner-
+// checked mutex) would misfire there (red team 36).
 static pid_t ue_clone(int *userns) {
 	*userns = 0;
 	if (geteuid() == 0) {

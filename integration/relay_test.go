@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 )
 
 // startWrapped starts the wrapper on script (bash) and waits until it has
@@ -276,5 +278,134 @@ func TestWrapRelayOtherSignalsIgnored(t *testing.T) {
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 6 {
 		t.Errorf("exit code %d, want the command's 6: %s", code, out)
+	}
+}
+
+// TestWrapRelayRestoresNonControllingTerminal (red team 37): the wrapper's
+// stdin is a terminal, but not its controlling terminal (it was started in
+// a session of its own, as a daemon, a supervisor or `setsid` starts it,
+// with a terminal handed over as stdin). The program puts that terminal in
+// raw mode while the command runs; killed (here with SIGKILL, as the OOM
+// killer would), it cannot put it back, and the relay must, both the C
+// relay and the Go one (UNIFIED_EXEC_NO_RELAY=1). The C relay restored
+// only when it was the terminal's foreground (tcgetpgrp(0) == getpgrp()),
+// and tcgetpgrp fails (ENOTTY) on a terminal that is not the caller's
+// controlling one: echo and canonical mode were left off.
+func TestWrapRelayRestoresNonControllingTerminal(t *testing.T) {
+	requireSandbox(t)
+	for _, mode := range []struct{ name, noRelay string }{{"c-relay", ""}, {"go-relay", "1"}} {
+		t.Run(mode.name, func(t *testing.T) {
+			master, slave, err := pty.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer master.Close()
+			defer slave.Close()
+			go func() { // drain
+				buf := make([]byte, 4096)
+				for {
+					if _, err := master.Read(buf); err != nil {
+						return
+					}
+				}
+			}()
+			before := termMode(t, slave)
+			tag := fmt.Sprintf("37%d.%d", rand.IntN(1000), rand.IntN(1000))
+			cmd := exec.Command(binary, "--workspace", t.TempDir(), "--", "sleep", tag)
+			cmd.Env = envWithout(os.Environ(), "UNIFIED_EXEC_NO_RELAY")
+			if mode.noRelay != "" {
+				cmd.Env = append(cmd.Env, "UNIFIED_EXEC_NO_RELAY="+mode.noRelay)
+			}
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+			// A session of its own, and no controlling terminal.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			defer func() {
+				cmd.Process.Kill()
+				for _, p := range procsWith(tag) {
+					var pid int
+					fmt.Sscan(p, &pid)
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}()
+			waitFor(t, func() bool { return len(procsWith(tag)) > 0 })
+			waitFor(t, func() bool { return termMode(t, slave) != before })
+			// The program: the wrapper's child (with the Go relay, its
+			// one child too).
+			var prog int
+			waitFor(t, func() bool {
+				f := childrenOf(cmd.Process.Pid)
+				if len(f) == 1 {
+					prog = f[0]
+				}
+				return prog != 0
+			})
+			syscall.Kill(prog, syscall.SIGKILL)
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				t.Fatal("the wrapper did not end after its program was killed")
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 128+9 {
+				t.Errorf("exit code %d, want %d", code, 128+9)
+			}
+			if after := termMode(t, slave); after != before {
+				t.Errorf("terminal (stdin, not the controlling terminal) left changed after the program was killed: lflag %#x, was %#x", after.Lflag, before.Lflag)
+			}
+		})
+	}
+}
+
+// envWithout is env without the variable name (set even empty, the C
+// relay's getenv sees it and stands aside).
+func envWithout(env []string, name string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// childrenOf lists the children of every thread of pid.
+func childrenOf(pid int) []int {
+	var kids []int
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
+		for _, f := range strings.Fields(string(b)) {
+			var k int
+			fmt.Sscan(f, &k)
+			kids = append(kids, k)
+		}
+	}
+	return kids
+}
+
+// TestWrapRelayEmptyNamespaceVariable (red team 37): an empty
+// UNIFIED_EXEC_NAMESPACE in the host's environment (exported blank by a
+// careless environment) is no re-run's mark for Go (EnterNamespace
+// ignores an empty value), nor for the C relay: it asked only whether the
+// variable was set, stood aside, and the program made its namespace the
+// slow way, re-executing the binary (a Go relay of several threads).
+func TestWrapRelayEmptyNamespaceVariable(t *testing.T) {
+	requireSandbox(t)
+	tag := fmt.Sprintf("37%d.%d", rand.IntN(1000), rand.IntN(1000))
+	cmd := exec.Command(binary, "--workspace", t.TempDir(), "--", "bash", "-c", "echo ready; sleep "+tag)
+	cmd.Env = append(envWithout(envWithout(os.Environ(), "UNIFIED_EXEC_NO_RELAY"), "UNIFIED_EXEC_NAMESPACE"), "UNIFIED_EXEC_NAMESPACE=")
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	waitFor(t, func() bool { return strings.Contains(out.String(), "ready") && len(procsWith(tag)) > 0 })
+	if th := statusField(t, cmd.Process.Pid, "Threads"); th != "1" {
+		t.Errorf("with UNIFIED_EXEC_NAMESPACE= (empty) the relay runs %s threads: the C relay stood aside and the Go relay re-executed the binary", th)
 	}
 }

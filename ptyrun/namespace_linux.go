@@ -176,12 +176,22 @@ func runInNamespace() (code int, ok bool) {
 		// sessions died with its namespace, their cgroups are left.
 		removeOwnCgroups()
 	}
-	if saved != nil {
+	if saved != nil && ownsTerminal() {
 		// The program puts the terminal in raw mode while a command has
 		// one of its own; killed or crashed, it could not put it back.
 		unix.IoctlSetTermios(0, unix.TCSETS, saved)
 	}
 	return statusFrom(cmd.ProcessState, err).Code, true
+}
+
+// ownsTerminal reports whether the terminal on stdin is this process's to
+// set: it is in the terminal's foreground, or the terminal is not its
+// session's (started in a session of its own with it as stdin). From the
+// background of the terminal's session it is another job's (and setting
+// it would stop this process), as in the relay in C.
+func ownsTerminal() bool {
+	fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	return err == unix.ENOTTY || (err == nil && fg == syscall.Getpgrp())
 }
 
 // hideEnviron blanks /proc/self/environ (the kernel's view of the

@@ -35,7 +35,9 @@ static pid_t ue_child;
 static int ue_should_enter(int argc, char **argv) {
 	if (argc < 1 || argv[0] == NULL || strcmp(argv[0], "unified-exec-helper") == 0)
 		return 0;
-	if (getenv("UNIFIED_EXEC_NAMESPACE") != NULL || getenv("UNIFIED_EXEC_NO_RELAY") != NULL)
+	// Set and not empty, as Go reads them (an empty one is no mark).
+	const char *ns = getenv("UNIFIED_EXEC_NAMESPACE"), *off = getenv("UNIFIED_EXEC_NO_RELAY");
+	if ((ns && *ns) || (off && *off))
 		return 0;
 	int i = 1;
 	while (i < argc) {
@@ -330,12 +332,17 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 	int status;
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
-	if (tty && tcgetpgrp(0) == getpgrp()) {
+	if (tty) {
 		// The program puts the terminal in raw mode while a command has
 		// one of its own; killed or crashed, it could not put it back.
-		// (In the background the terminal is not ours to set, and
-		// setting it would stop the relay.)
-		tcsetattr(0, TCSANOW, &saved);
+		// Not from the background of the terminal's session: it is then
+		// another job's to set (and setting it would stop the relay). A
+		// terminal that is not our session's (ENOTTY: we were started
+		// in a session of our own with it as stdin) is ours to put back
+		// (red team 37).
+		pid_t fg = tcgetpgrp(0);
+		if (fg == getpgrp() || (fg < 0 && errno == ENOTTY))
+			tcsetattr(0, TCSANOW, &saved);
 	}
 	if (!WIFSIGNALED(status))
 		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);

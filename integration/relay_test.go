@@ -409,3 +409,61 @@ func TestWrapRelayEmptyNamespaceVariable(t *testing.T) {
 		t.Errorf("with UNIFIED_EXEC_NAMESPACE= (empty) the relay runs %s threads: the C relay stood aside and the Go relay re-executed the binary", th)
 	}
 }
+
+// TestWrapBackgroundJob: `unified-exec -- CMD &` in an interactive shell
+// runs to its end, as a background job: the terminal is the shell's, so
+// the wrapper neither sets it raw (it stopped at once, "Stopped (tty
+// output)", before) nor gives the command its input (the command, in a
+// session of its own, would read the keys typed to the shell): a read
+// gets end of file. Both relays: the C one and the Go one
+// (UNIFIED_EXEC_NO_RELAY=1), which must find out before the namespace
+// hides the terminal's process groups.
+func TestWrapBackgroundJob(t *testing.T) {
+	requireSandbox(t)
+	for _, noRelay := range []string{"", "1"} {
+		t.Run("no-relay="+noRelay, func(t *testing.T) {
+			ws := t.TempDir()
+			cmd := exec.Command("bash", "--norc", "--noprofile", "-i")
+			cmd.Env = append(envWithout(os.Environ(), "UNIFIED_EXEC_NO_RELAY"), "PS1=PROMPT$ ", "TERM=dumb", "UNIFIED_EXEC_NO_RELAY="+noRelay)
+			p, err := pty.Start(cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			var out lockedBuffer
+			go func() {
+				buf := make([]byte, 4096)
+				for {
+					n, err := p.Read(buf)
+					out.Write(buf[:n])
+					if err != nil {
+						return
+					}
+				}
+			}()
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			defer func() {
+				cmd.Process.Kill()
+				<-done
+			}()
+			waitFor(t, func() bool { return strings.Contains(out.String(), "PROMPT$ ") })
+			// (Quotes split the words looked for: the terminal echoes the line.)
+			line := fmt.Sprintf("%s --workspace %s -- sh -c 'sleep 0.2; echo inner\"\"-done; read x; echo \"re\"\"ad=$?\"; exit 3' & wait $!; echo \"r\"\"c=$?\"; jobs -l\n", binary, ws)
+			if _, err := p.Write([]byte(line)); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(15 * time.Second)
+			for !strings.Contains(out.String(), "rc=") && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			got := out.String()
+			if strings.Contains(got, "Stopped") || !strings.Contains(got, "rc=3") {
+				t.Fatalf("the wrapper as a background job: want it to run to the command's exit 3, never stopped:\n%s", got)
+			}
+			if !strings.Contains(got, "inner-done") || !strings.Contains(got, "read=1") {
+				t.Fatalf("want the command's output, and end of file on its input:\n%s", got)
+			}
+		})
+	}
+}

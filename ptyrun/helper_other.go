@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 func platformAttr(attr *syscall.SysProcAttr, isolate bool) error {
@@ -78,7 +80,14 @@ func threadMountNS() (string, *os.File) { return "", nil }
 func RunOwned(cmd *exec.Cmd) error { return cmd.Run() }
 
 // Relayed does nothing: namespaces are Linux-only.
-func Relayed(relay int) {}
+func Relayed(relay int, background bool) {}
+
+// StartedInBackground reports whether the program was started in the
+// background of the session of the terminal on its stdin.
+func StartedInBackground() bool {
+	fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	return err == nil && fg != syscall.Getpgrp()
+}
 
 // RelayEnded does nothing: namespaces are Linux-only.
 func RelayEnded() {}

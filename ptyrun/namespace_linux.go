@@ -43,8 +43,10 @@ func EnterNamespace() bool {
 	relay := relayedBy // made before the runtime started (see [Relayed])
 	if v := os.Getenv(nsEnv); v != "" {
 		os.Unsetenv(nsEnv)
-		if _, err := strconv.Atoi(v); err == nil && relay == "" {
-			relay = v // re-run by runInNamespace
+		pid, bg, _ := strings.Cut(v, ",")
+		if _, err := strconv.Atoi(pid); err == nil && relay == "" {
+			relay = pid // re-run by runInNamespace
+			relayedBackground = bg == "background"
 		}
 	}
 	if relay != "" && os.Getpid() == 1 {
@@ -71,15 +73,42 @@ func EnterNamespace() bool {
 	return false
 }
 
-var relayedBy string
+var (
+	relayedBy         string
+	relayedBackground bool
+)
 
 // Relayed says that this process was started, before the Go runtime, as
 // PID 1 of new PID and mount namespaces (and a user namespace where the
 // user is not root) by relay, a process of the program's binary that
 // waits for it and passes signals on as runInNamespace does: C code that
 // runs before main, so that the binary starts once. [EnterNamespace] then
-// only makes the program the init of those namespaces.
-func Relayed(relay int) { relayedBy = strconv.Itoa(relay) }
+// only makes the program the init of those namespaces. background: the
+// relay started in the background of its terminal's session (see
+// [StartedInBackground]).
+func Relayed(relay int, background bool) {
+	relayedBy, relayedBackground = strconv.Itoa(relay), background
+}
+
+// StartedInBackground reports whether the program was started in the
+// background of the session of the terminal on its stdin (`unified-exec
+// -- make test &` in an interactive shell): the terminal is then another
+// job's, to read from and to set. Inside its own namespace the program
+// cannot see the terminal's process groups: the relay looked for it.
+func StartedInBackground() bool {
+	if relayedBy != "" || insideOwn {
+		return relayedBackground
+	}
+	return inBackground()
+}
+
+// inBackground reports whether this process is in the background of the
+// session of the terminal on stdin (false when stdin is no terminal, or
+// not its session's).
+func inBackground() bool {
+	fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	return err == nil && fg != syscall.Getpgrp()
+}
 
 // RelayEnded removes the process-limit cgroups the program started by
 // this process's relay (see [Relayed]) left when it was killed: its
@@ -141,7 +170,11 @@ func runInNamespace() (code int, ok bool) {
 		}
 		c := exec.Command("/proc/self/exe")
 		c.Args = os.Args
-		c.Env = append(os.Environ(), nsEnv+"="+strconv.Itoa(os.Getpid()))
+		mark := strconv.Itoa(os.Getpid())
+		if inBackground() {
+			mark += ",background" // see StartedInBackground
+		}
+		c.Env = append(os.Environ(), nsEnv+"="+mark)
 		c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
 		c.SysProcAttr = userns.Attr(kind, 0)
 		c.SysProcAttr.Pdeathsig = syscall.SIGKILL

@@ -34,7 +34,8 @@ func (p *Process) Signal(sig syscall.Signal) error     { return ErrUnsupported }
 func closeInheritedOnExec()                            {}
 func runHelper(apply Apply) int                        { return 125 }
 func EnterNamespace() bool                             { return false }
-func Relayed(relay int)                                {}
+func Relayed(relay int, background bool)               {}
+func StartedInBackground() bool                        { return false }
 func RelayEnded()                                      {}
 func InOwnNamespace() bool                             { return false }
 func IsolationAvailable() (bool, error)                { return false, ErrUnsupported }

@@ -25,6 +25,7 @@ package main
 // thread, before main.
 
 static int ue_relay_pid;      // in the program: the relay's pid; 0 when not relayed
+static int ue_background;     // the relay started in the background of its terminal's session
 static int ue_relay_signaled; // in the relay: the signal that ended the program
 static pid_t ue_child;
 
@@ -230,6 +231,12 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 		return;
 	struct termios saved;
 	int tty = tcgetattr(0, &saved) == 0;
+	if (tty) {
+		// Inside its namespace the program cannot tell: the terminal's
+		// process groups are not in it.
+		pid_t fg = tcgetpgrp(0);
+		ue_background = fg >= 0 && fg != getpgrp();
+	}
 	// Signals for the program wait, blocked, until the relay passes them
 	// on: none is lost between its start and the handlers.
 	sigset_t relayed, old;
@@ -356,6 +363,7 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 }
 
 static int ue_relayed_by(void) { return ue_relay_pid; }
+static int ue_relayed_background(void) { return ue_background; }
 static int ue_program_signaled(void) { return ue_relay_signaled; }
 */
 import "C"
@@ -377,7 +385,7 @@ func relayEntered() {
 		os.Exit(128 + sig)
 	}
 	if pid := int(C.ue_relayed_by()); pid != 0 {
-		ptyrun.Relayed(pid)
+		ptyrun.Relayed(pid, C.ue_relayed_background() != 0)
 	}
 }
 

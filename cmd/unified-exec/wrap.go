@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/unified-exec/unified-exec/orchestrator"
+	"github.com/unified-exec/unified-exec/ptyrun"
 	"github.com/unified-exec/unified-exec/sandbox"
 )
 
@@ -33,7 +34,16 @@ func cmdWrap(f mainFlags, argv []string) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
-	code, err := o.Run(context.Background(), orchestrator.RunRequest{Argv: argv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Sandbox: f.sandbox, Network: f.network, Signals: sigs})
+	stdin := os.Stdin
+	if ptyrun.StartedInBackground() {
+		// `unified-exec -- make test &` in an interactive shell: the
+		// terminal is the foreground job's. Not set raw (which stopped
+		// the wrapper at once: SIGTTOU), and no input: the command, in a
+		// session of its own, would read the keys typed to that job.
+		// Its output goes to the terminal as a background job's does.
+		stdin = nil
+	}
+	code, err := o.Run(context.Background(), orchestrator.RunRequest{Argv: argv, Stdin: stdin, Stdout: os.Stdout, Stderr: os.Stderr, Sandbox: f.sandbox, Network: f.network, Signals: sigs})
 	tracepoint.Mark("run returned")
 	var refused *orchestrator.RefusedError
 	switch {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // startWrapped starts the wrapper on script (bash) and waits until it has
@@ -431,16 +432,7 @@ func TestWrapBackgroundJob(t *testing.T) {
 			}
 			defer p.Close()
 			var out lockedBuffer
-			go func() {
-				buf := make([]byte, 4096)
-				for {
-					n, err := p.Read(buf)
-					out.Write(buf[:n])
-					if err != nil {
-						return
-					}
-				}
-			}()
+			go readInto(p, &out)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			defer func() {
@@ -465,5 +457,107 @@ func TestWrapBackgroundJob(t *testing.T) {
 				t.Fatalf("want the command's output, and end of file on its input:\n%s", got)
 			}
 		})
+	}
+}
+
+// inShell starts bash -i on a fresh terminal of 40×100, types
+// `unified-exec --workspace WS -- inner` in it, as line gives it (%s: the
+// wrapper and its flags), waits for the line's end ("rc=" printed), and
+// returns the terminal's slave side (still open) and what was shown.
+func inShell(t *testing.T, line, inner string) (*os.File, string) {
+	t.Helper()
+	ws := t.TempDir()
+	master, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { master.Close(); tty.Close() })
+	if err := pty.Setsize(master, &pty.Winsize{Rows: 40, Cols: 100}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "--norc", "--noprofile", "-i")
+	cmd.Env = append(os.Environ(), "PS1=PROMPT$ ", "TERM=dumb")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var out lockedBuffer
+	go readInto(master, &out)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		// Output stopped by the command (TCOOFF) would keep bash blocked.
+		unix.IoctlSetInt(int(tty.Fd()), unix.TCXONC, unix.TCOON)
+		unix.IoctlSetInt(int(tty.Fd()), unix.TIOCNXCL, 0)
+		cmd.Process.Kill()
+		<-done
+	})
+	waitFor(t, func() bool { return strings.Contains(out.String(), "PROMPT$ ") })
+	wrapper := fmt.Sprintf("%s --workspace %s --", binary, ws)
+	if _, err := master.Write([]byte(fmt.Sprintf(line, wrapper+" "+inner) + "; echo \"r\"\"c=$?\"\n")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(out.String(), "rc=") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := out.String()
+	if !strings.Contains(got, "rc=") {
+		t.Fatalf("the line did not end within 15 s (the terminal's output stopped?):\n%s", got)
+	}
+	return tty, got
+}
+
+// TestWrapCommandCannotChangeCallerTerminal (red team 38): a command
+// whose stdin is not a terminal (started in the background of an
+// interactive shell, or with its input piped) used to get the caller's
+// terminal itself as stdout, in a session of its own where job control
+// does not apply, and what it set stayed after the wrapper exited: the
+// terminal's window size; its exclusive mode (every later open by a
+// non-root user fails with EBUSY: less, sudo, ssh's password prompt,
+// git's pager); its output stopped (TCOOFF: ^Q does not undo it, the
+// shell hung). Its output now reaches the terminal through a pipe.
+func TestWrapCommandCannotChangeCallerTerminal(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	for _, start := range []struct{ name, line string }{{"background", "%s & wait $!"}, {"piped-input", "echo | %s"}} {
+		t.Run(start.name, func(t *testing.T) {
+			t.Run("window-size", func(t *testing.T) {
+				tty, got := inShell(t, start.line, "sh -c 'stty rows 7 cols 13 <&1'")
+				ws, err := unix.IoctlGetWinsize(int(tty.Fd()), unix.TIOCGWINSZ)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ws.Row != 40 || ws.Col != 100 {
+					t.Fatalf("a sandboxed command changed the caller's terminal size to %dx%d (was 40x100):\n%s", ws.Row, ws.Col, got)
+				}
+			})
+			t.Run("exclusive", func(t *testing.T) {
+				tty, got := inShell(t, start.line, "python3 -c 'import fcntl, termios; fcntl.ioctl(1, termios.TIOCEXCL)'")
+				if excl, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGEXCL); err != nil || excl != 0 {
+					t.Fatalf("a sandboxed command set the caller's terminal exclusive (%v): its opens now fail with EBUSY:\n%s", err, got)
+				}
+			})
+			t.Run("output-stopped", func(t *testing.T) {
+				// inShell fails when the line's end never shows.
+				inShell(t, start.line, "python3 -c 'import termios; termios.tcflow(1, termios.TCOOFF)'")
+			})
+		})
+	}
+}
+
+// readInto copies what f reads into out until f fails (closed: the
+// terminal's master with the test's end).
+func readInto(f *os.File, out *lockedBuffer) {
+	buf := make([]byte, 4096)
+	for {
+		n, err := f.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			return
+		}
 	}
 }

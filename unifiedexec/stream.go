@@ -92,7 +92,6 @@ func (m *Manager) Stream(ctx context.Context, req StreamRequest) (StreamResult, 
 	spec.Env = MergeEnv(spec.Env, req.Env)
 	res := StreamResult{TTY: req.Stdin != nil && req.Stdout != nil && isTerminal(req.Stdin) && isTerminal(req.Stdout)}
 	var term *terminalMirror
-	var errCopy *copier
 	if res.TTY {
 		t, err := newTerminalMirror(req.Stdin, req.Stdout)
 		if err != nil {
@@ -128,17 +127,35 @@ func (m *Manager) Stream(ctx context.Context, req StreamRequest) (StreamResult, 
 			return StreamResult{}, fmt.Errorf("stderr pipe: %w", err)
 		}
 		spec.Stdio = &ptyrun.Stdio{Stdin: stdin, Stdout: req.Stdout, Stderr: w}
-		errCopy = startCopier(r, io.MultiWriter(req.Stderr, tail))
-		// The copier ends when every holder of w is gone: ours is closed
-		// right after the start (or its failure), the command's when it
-		// ends; finish waits for the copier on the way out.
-		defer errCopy.wait()
+		copies := []*copier{startCopier(r, io.MultiWriter(req.Stderr, tail))}
+		// Each copier ends when every holder of its pipe's write end is
+		// gone: ours is closed right after the start (or its failure),
+		// the command's when it ends; finish waits for the copiers on
+		// the way out.
+		defer waitAll(copies)
+		writeEnds := []*os.File{w}
+		if req.Stdout != nil && isTerminal(req.Stdout) {
+			// The caller's terminal is never handed over as it is: with
+			// it, a command (in a session of its own, out of reach of
+			// job control) changed it for good — its window size, its
+			// exclusive mode (nothing could open it again), its output
+			// stopped (TCOOFF: the shell hung) — red team 38. Its output
+			// goes through a pipe, copied, as stderr's does.
+			r, w, err := os.Pipe()
+			if err != nil {
+				closeAll(writeEnds)
+				return StreamResult{}, fmt.Errorf("stdout pipe: %w", err)
+			}
+			spec.Stdio.Stdout = w
+			writeEnds = append(writeEnds, w)
+			copies = append(copies, startCopier(r, req.Stdout))
+		}
 		p, err := ptyrun.Start(spec)
-		w.Close()
+		closeAll(writeEnds)
 		if err != nil {
 			return StreamResult{}, err
 		}
-		return m.finish(ctx, p, req, res, tail, nil, errCopy)
+		return m.finish(ctx, p, req, res, tail, nil, copies)
 	}
 	p, err := ptyrun.Start(spec)
 	if err != nil {
@@ -147,9 +164,21 @@ func (m *Manager) Stream(ctx context.Context, req StreamRequest) (StreamResult, 
 	return m.finish(ctx, p, req, res, tail, term, nil)
 }
 
+func waitAll(copies []*copier) {
+	for _, c := range copies {
+		c.wait()
+	}
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
 // finish waits for p, relaying signals (and in a terminal, keys and
 // window sizes), and returns the result once its output is all written.
-func (m *Manager) finish(ctx context.Context, p *ptyrun.Process, req StreamRequest, res StreamResult, tail *tailBuffer, term *terminalMirror, errCopy *copier) (StreamResult, error) {
+func (m *Manager) finish(ctx context.Context, p *ptyrun.Process, req StreamRequest, res StreamResult, tail *tailBuffer, term *terminalMirror, copies []*copier) (StreamResult, error) {
 	started := time.Now()
 	if req.Spawned != nil {
 		req.Spawned()
@@ -196,9 +225,7 @@ func (m *Manager) finish(ctx context.Context, p *ptyrun.Process, req StreamReque
 		}
 	}
 	res.Ran = time.Since(started)
-	if errCopy != nil {
-		errCopy.wait() // every byte of stderr is written before we return
-	}
+	waitAll(copies) // every byte of stdout and stderr is written before we return
 	res.Code = p.ExitStatus().Code
 	res.Tail = tail.String()
 	return res, nil

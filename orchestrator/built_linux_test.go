@@ -85,7 +85,7 @@ func checkedUnfit(t *testing.T, used, unfit uint64, r *unifiedexec.Response) boo
 func repoFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
-	if out, err := exec.Command("git", "init", "-q", f.ws).CombinedOutput(); err != nil {
+	if out, err := ownedOutput(exec.Command("git", "init", "-q", f.ws)); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
 	}
 	return f

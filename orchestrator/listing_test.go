@@ -223,7 +223,7 @@ func TestRepoMadeBySessionThatEndedAlone(t *testing.T) {
 	}
 	// Made outside any session (as a session's child that outlived
 	// the checks would): the last look at Close finds it.
-	if out, err := exec.Command("sh", "-c", "cd "+ws+" && git init -q late && git -C late config core.fsmonitor ./evil.sh").CombinedOutput(); err != nil {
+	if out, err := ownedOutput(exec.Command("sh", "-c", "cd "+ws+" && git init -q late && git -C late config core.fsmonitor ./evil.sh")); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
 	o.Close()

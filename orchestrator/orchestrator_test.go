@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +19,17 @@ import (
 	"github.com/unified-exec/unified-exec/sandbox"
 	"github.com/unified-exec/unified-exec/unifiedexec"
 )
+
+// ownedOutput is cmd's CombinedOutput, started as a child the tests'
+// namespace's orphan reaper leaves alone (ptyrun.RunOwned): started
+// otherwise, its exit could be reaped first (CI saw "waitid: no child
+// processes").
+func ownedOutput(cmd *exec.Cmd) (string, error) {
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := ptyrun.RunOwned(cmd)
+	return out.String(), err
+}
 
 func TestMain(m *testing.M) {
 	ptyrun.MaybeRunHelper(sandbox.Apply)

@@ -144,33 +144,39 @@ func isDir(path string) bool {
 	return err == nil && st.IsDir()
 }
 
-// ignoringSIGCHLD runs argv with SIGCHLD ignored (SIG_IGN survives
-// execve), as a host that ignores its children's deaths starts it.
-func ignoringSIGCHLD(t *testing.T, argv ...string) *exec.Cmd {
+// relays are the environments that pick each relay: the C one, and the Go
+// one it replaced (kept as the fallback).
+var relays = []string{"", "UNIFIED_EXEC_NO_RELAY=1"}
+
+// hostStarted is argv started the way a host that left some signal state
+// behind starts it: python3 runs state (statements of its signal module:
+// dispositions, masks, alarms all survive execve), then executes argv,
+// with env added to the environment when not empty.
+func hostStarted(t *testing.T, state, env string, argv ...string) *exec.Cmd {
 	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("no python3 to start the binary with SIGCHLD ignored")
+		t.Skip("no python3 to start the binary with a signal state of the host's")
 	}
-	script := "import os,signal,sys\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\nos.execv(sys.argv[1], sys.argv[1:])"
-	return exec.Command(py, append([]string{"-c", script}, argv...)...)
+	script := "import os,signal,sys\n" + state + "\nos.execv(sys.argv[1], sys.argv[1:])"
+	cmd := exec.Command(py, append([]string{"-c", script}, argv...)...)
+	if env != "" {
+		cmd.Env = append(cmd.Environ(), env)
+	}
+	return cmd
 }
 
 // TestWrapRelayIgnoredSIGCHLD (red team 36): started by a host that
 // ignores SIGCHLD (inherited SIG_IGN, as python daemons, nohup-like
-// launchers do), the wrapper must still exit with its command's code. The
-// C relay's waitpid finds no child (the kernel reaped the program at once:
-// its clone's exit signal is SIGCHLD, ignored) and it exits 125 with
-// "waiting for the program: No child processes", skipping the terminal's
-// restore and the removal of a killed program's cgroups. The Go relay
-// (UNIFIED_EXEC_NO_RELAY=1) installs its own SIGCHLD handler and exits 7.
+// launchers do), the wrapper still exits with its command's code. A relay
+// that kept the inherited SIG_IGN found no child to wait for (the kernel
+// reaps a child at once then) and exited 125, skipping the terminal's
+// restore and the removal of a killed program's cgroups. Both relays are
+// held to it.
 func TestWrapRelayIgnoredSIGCHLD(t *testing.T) {
 	requireSandbox(t)
-	for _, env := range []string{"", "UNIFIED_EXEC_NO_RELAY=1"} {
-		cmd := ignoringSIGCHLD(t, binary, "--workspace", t.TempDir(), "--", "sh", "-c", "echo out; exit 7")
-		if env != "" {
-			cmd.Env = append(cmd.Environ(), env)
-		}
+	for _, env := range relays {
+		cmd := hostStarted(t, "signal.signal(signal.SIGCHLD, signal.SIG_IGN)", env, binary, "--workspace", t.TempDir(), "--", "sh", "-c", "echo out; exit 7")
 		out, _ := cmd.CombinedOutput()
 		if code := cmd.ProcessState.ExitCode(); code != 7 || !strings.Contains(string(out), "out") {
 			t.Errorf("%s: SIGCHLD ignored by the host: exit code %d, want the command's 7; output %q", env, code, out)
@@ -186,16 +192,8 @@ func TestWrapRelayIgnoredSIGCHLD(t *testing.T) {
 // installing its handlers kept SIGTERM blocked forever.
 func TestWrapRelayBlockedSIGTERM(t *testing.T) {
 	requireSandbox(t)
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("no python3 to start the binary with SIGTERM blocked")
-	}
-	for _, env := range []string{"", "UNIFIED_EXEC_NO_RELAY=1"} {
-		script := "import os,signal,sys\nsignal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])\nos.execv(sys.argv[1], sys.argv[1:])"
-		cmd := exec.Command(py, "-c", script, binary, "--workspace", t.TempDir(), "--", "bash", "-c", `trap "echo gotTERM; exit 5" TERM; echo ready; sleep 30 & wait`)
-		if env != "" {
-			cmd.Env = append(cmd.Environ(), env)
-		}
+	for _, env := range relays {
+		cmd := hostStarted(t, "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])", env, binary, "--workspace", t.TempDir(), "--", "bash", "-c", `trap "echo gotTERM; exit 5" TERM; echo ready; sleep 30 & wait`)
 		var out lockedBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
@@ -227,16 +225,8 @@ func TestWrapRelayBlockedSIGTERM(t *testing.T) {
 // parent-death signal) and the command with it, with no cleanup.
 func TestWrapRelayPendingAlarm(t *testing.T) {
 	requireSandbox(t)
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("no python3 to start the binary with an alarm armed")
-	}
-	for _, env := range []string{"", "UNIFIED_EXEC_NO_RELAY=1"} {
-		script := "import os,signal,sys\nsignal.alarm(1)\nos.execv(sys.argv[1], sys.argv[1:])"
-		cmd := exec.Command(py, "-c", script, binary, "--workspace", t.TempDir(), "--", "sh", "-c", "sleep 2; echo done; exit 4")
-		if env != "" {
-			cmd.Env = append(cmd.Environ(), env)
-		}
+	for _, env := range relays {
+		cmd := hostStarted(t, "signal.alarm(1)", env, binary, "--workspace", t.TempDir(), "--", "sh", "-c", "sleep 2; echo done; exit 4")
 		out, _ := cmd.CombinedOutput()
 		if code := cmd.ProcessState.ExitCode(); code != 4 || !strings.Contains(string(out), "done") {
 			t.Errorf("%s: alarm armed by the host: exit %d (%v), want the command's 4; output %q", env, code, cmd.ProcessState, out)
@@ -421,11 +411,14 @@ func TestWrapRelayEmptyNamespaceVariable(t *testing.T) {
 // hides the terminal's process groups.
 func TestWrapBackgroundJob(t *testing.T) {
 	requireSandbox(t)
-	for _, noRelay := range []string{"", "1"} {
-		t.Run("no-relay="+noRelay, func(t *testing.T) {
+	for _, relay := range relays {
+		t.Run("relay="+relay, func(t *testing.T) {
 			ws := t.TempDir()
 			cmd := exec.Command("bash", "--norc", "--noprofile", "-i")
-			cmd.Env = append(envWithout(os.Environ(), "UNIFIED_EXEC_NO_RELAY"), "PS1=PROMPT$ ", "TERM=dumb", "UNIFIED_EXEC_NO_RELAY="+noRelay)
+			cmd.Env = append(envWithout(os.Environ(), "UNIFIED_EXEC_NO_RELAY"), "PS1=PROMPT$ ", "TERM=dumb")
+			if relay != "" {
+				cmd.Env = append(cmd.Env, relay)
+			}
 			p, err := pty.Start(cmd)
 			if err != nil {
 				t.Fatal(err)

@@ -317,7 +317,7 @@ func (p *Process) forkOnThread(cmd *exec.Cmd, prepare func() error, errc chan<- 
 	if v1 {
 		if home, err = threadCgroup(); err == nil {
 			p.forkTid, p.forkHome = tid, home
-			err = os.WriteFile(filepath.Join(l.dir, "tasks"), []byte(tid), 0)
+			err = joinCgroupV1(l.dir)
 		}
 		if err != nil {
 			if restore() {
@@ -338,7 +338,7 @@ func (p *Process) forkOnThread(cmd *exec.Cmd, prepare func() error, errc chan<- 
 	errc <- err
 	// A thread that only joined the cgroup and changed its policy is
 	// reused once both are undone.
-	if prepare == nil && (!v1 || os.WriteFile(filepath.Join(home, "tasks"), []byte(tid), 0) == nil) && restore() {
+	if prepare == nil && (!v1 || joinCgroupV1(home) == nil) && restore() {
 		runtime.UnlockOSThread()
 		return
 	}
@@ -347,6 +347,16 @@ func (p *Process) forkOnThread(cmd *exec.Cmd, prepare func() error, errc chan<- 
 		// it until the child is gone.
 		<-p.exited
 	}
+}
+
+// joinCgroupV1 moves the calling thread (its goroutine locked to it) into
+// the v1 cgroup dir. It writes "0", the writer, to tasks, not the thread's
+// number: a move by number takes the kernel's lock on every thread group,
+// which waits for an RCU grace period when no move came just before, while
+// a thread that moves itself needs no such lock (BenchmarkCgroupV1Move,
+// after 200 ms of quiet: 14 ms by number, 0.14 ms as "0").
+func joinCgroupV1(dir string) error {
+	return os.WriteFile(filepath.Join(dir, "tasks"), []byte("0"), 0)
 }
 
 // threadCgroup is the calling thread's directory in the v1 pids hierarchy.

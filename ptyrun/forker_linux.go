@@ -6,10 +6,8 @@ import (
 	"github.com/unified-exec/unified-exec/internal/tracepoint"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -17,10 +15,10 @@ import (
 )
 
 // A Forker forks sessions' commands from OS threads it prepared ahead of
-// need, each already in a new pids cgroup of its own (cgroup v1): moving
-// a thread into a cgroup waits for an RCU grace period (5 ms and more
-// here after a quiet moment, see the note in fork), and a thread
-// prepared beforehand keeps that wait out of the path of the request.
+// need, each already in a new pids cgroup of its own (cgroup v1), warmed,
+// and sandboxed for the plan expected: a thread prepared beforehand keeps
+// that work out of the path of the request. (The move itself is quick, as
+// the thread moves itself: see joinCgroupV1.)
 // Each prepared thread forks one command and then retires (it may be
 // sandboxed), which also takes it out of the cgroup.
 //
@@ -298,12 +296,9 @@ func (f *Forker) pickLocked(sandboxed bool, payload []byte) int {
 }
 
 // Refill prepares threads up to forkAhead, when the Forker keeps them
-// ahead. Call it when a request is answered (the agent then thinks): on
-// cgroup v1 the kernel holds its cgroup lock while a move waits for its
-// grace period, so preparations run one after the other, and while one
-// waits a session's cgroup cannot be made or removed — which is why
-// sessions take prepared threads and remove their cgroups after the
-// answer (see Spec.Pending).
+// ahead. Call it when a request is answered (the agent then thinks): a
+// preparation makes a cgroup, warms and sandboxes a thread, which is
+// work the next request then finds done (see Spec.Pending).
 func (f *Forker) Refill() {
 	if f == nil || !f.ahead {
 		return
@@ -447,7 +442,7 @@ func (s *spare) work() {
 		var l *procLimit
 		l, err = newProcLimit(0, newMarker())
 		if err == nil {
-			if err = os.WriteFile(filepath.Join(l.dir, "tasks"), []byte(strconv.Itoa(unix.Gettid())), 0); err != nil {
+			if err = joinCgroupV1(l.dir); err != nil {
 				l.close()
 			} else {
 				s.limit = l
@@ -606,29 +601,4 @@ func (s *spare) discardTaken() {
 	}
 	close(s.job)
 	<-s.gone
-}
-
-// startGracePeriod makes the kernel start, now, the RCU grace period that
-// the program's first move of a thread into a cgroup would otherwise
-// start and wait for (see Forker): a thread of this process is "moved"
-// into the cgroup it is already in, which changes nothing but takes the
-// same lock. Moves that come within a grace period or so of another one
-// do not wait, and one that comes while this one waits waits only for
-// the rest of it. It runs beside the start of the program, in the relay
-// (which outlives it); only where sessions get v1 cgroups (root).
-func startGracePeriod() {
-	if os.Geteuid() != 0 {
-		return
-	}
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		findPidsRoot()
-		if pidsRoot.err != nil || pidsRoot.v2 {
-			return
-		}
-		if home, err := threadCgroup(); err == nil {
-			os.WriteFile(filepath.Join(home, "tasks"), []byte(strconv.Itoa(unix.Gettid())), 0)
-		}
-	}()
 }

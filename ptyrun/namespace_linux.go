@@ -155,7 +155,6 @@ func InOwnNamespace() bool { return insideOwn }
 // comes back. ok is false when no namespace could be made (nothing was
 // started).
 func runInNamespace() (code int, ok bool) {
-	startGracePeriod()
 	saved, _ := unix.IoctlGetTermios(0, unix.TCGETS) // nil unless stdin is a terminal
 	// Signals for the program go to it; registered before it starts, so
 	// none is lost between.

@@ -690,9 +690,6 @@ func (p *Process) wait() {
 	if p.output != nil {
 		p.output.Close()
 	}
-	if p.movedOut != nil {
-		<-p.movedOut // the forking thread is out of the cgroup
-	}
 	if p.limit != nil {
 		p.refused.Store(int64(p.limit.hitMax()))
 		p.limitGone.Store(true)
@@ -708,6 +705,12 @@ func (p *Process) wait() {
 	runtime.Gosched()
 	// The cgroup is removed after the answer: its removal can wait for
 	// a grace period behind a preparation (see Forker.Refill).
+	if p.movedOut != nil {
+		// The forking thread is out of the cgroup, which can then go.
+		// (Not before the answer: a move by another thread waits for a
+		// grace period. The kill above spares this process's threads.)
+		<-p.movedOut
+	}
 	if p.limit != nil {
 		if err := p.limit.close(); err != nil {
 			fmt.Fprintf(os.Stderr, "unified-exec: %v\n", err)

@@ -125,85 +125,6 @@ static int ue_map_self(uid_t uid, gid_t gid) {
 	return ue_write_file("/proc/self/gid_map", map);
 }
 
-// ue_read reads a small file whole (NUL-terminated); 0 on failure.
-static size_t ue_read(const char *path, char *buf, size_t size) {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	size_t n = 0;
-	for (ssize_t r; n < size - 1 && (r = read(fd, buf + n, size - 1 - n)) != 0; n += r > 0 ? r : 0)
-		if (r < 0 && errno != EINTR)
-			break;
-	close(fd);
-	buf[n] = 0;
-	return n;
-}
-
-// ue_start_grace_period: on cgroup v1, moving a thread into a cgroup waits
-// for an RCU grace period when none has just passed (7-14 ms after a
-// quiet moment, 0.1 ms right after another move), and the program moves
-// the thread its first command forks from into that command's cgroup as
-// soon as it starts. The relay moves itself to where it is, beside the
-// program's start, so that the program waits for a grace period already
-// under way (as ptyrun's startGracePeriod does for a relay in Go). Root
-// only: an ordinary user has no cgroup of its own to move into.
-static void ue_start_grace_period(void) {
-	static char info[1 << 16], own[4096], path[4096 + 256];
-	if (geteuid() != 0 || ue_read("/proc/self/mountinfo", info, sizeof info) == 0 ||
-	    ue_read("/proc/self/cgroup", own, sizeof own) == 0)
-		return;
-	const char *mount = NULL;
-	size_t mount_len = 0;
-	for (char *line = info, *next; *line && !mount; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = 0;
-		else
-			next = line + strlen(line);
-		// id parent maj:min root mountpoint opts ... - cgroup source superopts
-		char *sep = strstr(line, " - cgroup ");
-		if (!sep)
-			continue;
-		char *opts = strrchr(sep, ' ') + 1;
-		for (char *o = opts; o && !mount; o = strchr(o, ',') ? strchr(o, ',') + 1 : NULL)
-			if (strncmp(o, "pids", 4) == 0 && (o[4] == ',' || o[4] == 0)) {
-				char *f = line;
-				for (int i = 0; i < 4 && f; i++)
-					f = strchr(f, ' ') ? strchr(f, ' ') + 1 : NULL;
-				if (f) {
-					mount = f;
-					mount_len = strcspn(f, " ");
-				}
-			}
-	}
-	if (!mount)
-		return; // cgroup v2: the program clones into cgroups, no move
-	for (char *line = own, *next; *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = 0;
-		else
-			next = line + strlen(line);
-		char *c1 = strchr(line, ':');
-		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
-			continue;
-		*c2 = 0;
-		int pids = 0;
-		for (char *o = c1 + 1; o; o = strchr(o, ',') ? strchr(o, ',') + 1 : NULL)
-			if (strncmp(o, "pids", 4) == 0 && (o[4] == ',' || o[4] == 0))
-				pids = 1;
-		if (!pids)
-			continue;
-		char tid[16];
-		if (snprintf(path, sizeof path, "%.*s%s/tasks", (int)mount_len, mount, c2 + 1) < (int)sizeof path) {
-			snprintf(tid, sizeof tid, "%d", (int)getpid());
-			ue_write_file(path, tid);
-		}
-		return;
-	}
-}
-
 // ue_keep_caps keeps, of the capabilities a new user namespace gives, only
 // those the program uses there (ptyrun's userns.ambientCaps: mounting,
 // making namespaces and going back to one, the loopback of a network
@@ -320,7 +241,6 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 	for (const int *s = ue_relayed_signals; *s; s++)
 		sigdelset(&mask, *s);
 	sigprocmask(SIG_SETMASK, &mask, NULL);
-	ue_start_grace_period();
 	// Waited for first without being reaped: until it is, its pid is
 	// nobody else's, so a signal passed on meanwhile cannot reach another
 	// process that got the number.

@@ -277,7 +277,9 @@ func (o *Orchestrator) approve(ctx context.Context, p approval.Prompter, areq ap
 // that say how it runs when the policy allows less than the whole
 // sandbox (required = false), and the plan (nil when not sandboxed).
 func (o *Orchestrator) sandboxFor(sp policy.Sandbox, mode string) (sb *unifiedexec.Sandbox, sandboxed bool, notes []string, _ *sandbox.Plan, err error) {
-	o.gitBaseline()
+	// The git state before the first command is taken (started with the
+	// orchestrator) while the plan is made, and before the command runs.
+	defer o.gitBaseline()
 	if mode == policy.ModeDangerFullAccess {
 		return nil, false, nil, nil, nil
 	}

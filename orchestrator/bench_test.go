@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"testing"
@@ -68,8 +70,18 @@ func BenchmarkSpawnSandboxRatio(b *testing.B) {
 // any other idle tax) reaches the call. bare-paced/burst is the same for
 // `bash -c true` started by os/exec alone: the machine's own idle tax
 // (caches and idle processors woken), which no call can be under.
-func BenchmarkSpawnPaced(b *testing.B) {
-	sandboxed, unsandboxed := benchOrchestrator(b, policy.ModeWorkspaceWrite), benchOrchestrator(b, policy.ModeDangerFullAccess)
+func BenchmarkSpawnPaced(b *testing.B) { spawnPaced(b, "") }
+
+// BenchmarkSpawnPacedRepo is BenchmarkSpawnPaced in a workspace like an
+// agent's: a git repository of 300 folders and as many files, committed
+// (the plan and the git checks search it, read its configuration and its
+// index at every call).
+func BenchmarkSpawnPacedRepo(b *testing.B) { spawnPaced(b, benchRepo(b)) }
+
+// spawnPaced is BenchmarkSpawnPaced in the workspace ws ("": an empty
+// one of its own for each orchestrator).
+func spawnPaced(b *testing.B, ws string) {
+	sandboxed, unsandboxed := benchOrchestratorIn(b, policy.ModeWorkspaceWrite, ws), benchOrchestratorIn(b, policy.ModeDangerFullAccess, ws)
 	run := func(o *Orchestrator) time.Duration { return timedTrue(b, o) }
 	// The machine's own idle tax: `bash -c true` through os/exec alone,
 	// paced and burst the same way.
@@ -109,9 +121,18 @@ func BenchmarkSpawnPaced(b *testing.B) {
 // benchOrchestrator is an orchestrator of the default policy in mode,
 // closed when the benchmark ends.
 func benchOrchestrator(b *testing.B, mode string) *Orchestrator {
+	return benchOrchestratorIn(b, mode, "")
+}
+
+// benchOrchestratorIn is benchOrchestrator in the workspace ws ("": an
+// empty one of its own).
+func benchOrchestratorIn(b *testing.B, mode, ws string) *Orchestrator {
+	if ws == "" {
+		ws = b.TempDir()
+	}
 	pol := policy.Default()
 	pol.Sandbox.Mode = mode
-	o, err := New(Config{Policy: pol, Workspace: b.TempDir()})
+	o, err := New(Config{Policy: pol, Workspace: ws})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -134,4 +155,34 @@ func medianMS(d []time.Duration) float64 {
 	d = slices.Clone(d)
 	slices.Sort(d)
 	return float64(d[len(d)/2]) / 1e6
+}
+
+// benchRepo makes a git repository of 10 × 30 folders, a file in each,
+// committed, and lets it age past the directory cache's racy window, as
+// a tree does between an agent's commands.
+func benchRepo(b *testing.B) string {
+	b.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("git is needed")
+	}
+	ws := b.TempDir()
+	for i := range 10 {
+		for j := range 30 {
+			dir := fmt.Sprintf("%s/pkg%d/sub%d", ws, i, j)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(dir+"/file.go", []byte("package x\n"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "x"}} {
+		cmd := exec.Command("git", append([]string{"-C", ws}, args...)...)
+		if out, err := ownedOutput(cmd); err != nil {
+			b.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	time.Sleep(2100 * time.Millisecond)
+	return ws
 }

@@ -173,6 +173,9 @@ func applyPlan(payload []byte, listen func(fd int), ahead bool) error {
 	}
 	tracepoint.Mark("thread sandbox: Landlock applied")
 	defer tracepoint.Mark("thread sandbox: seccomp applied")
+	if err := guardForkingThread(); err != nil {
+		return err
+	}
 	if listen != nil && listenable(plan) {
 		fd, err := applySeccompThreadListen(plan)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"fmt"
+	"github.com/unified-exec/unified-exec/ptyrun"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,15 +59,15 @@ func Ext4Image(t *testing.T, args ...string) (dev, mnt string) {
 	if err := os.Truncate(img, 32<<20); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(mkfs, append(append([]string{"-q", "-F"}, args...), img)...).CombinedOutput(); err != nil {
+	if out, err := owned(exec.Command(mkfs, append(append([]string{"-q", "-F"}, args...), img)...), true); err != nil {
 		Need(t, "mkfs.ext4 %v: %v %s", args, err, out)
 	}
-	out, err := exec.Command("losetup", "--find", "--show", img).Output()
+	out, err := owned(exec.Command("losetup", "--find", "--show", img), false)
 	if err != nil {
 		Need(t, "no loop device here: %v", err)
 	}
 	dev = strings.TrimSpace(string(out))
-	t.Cleanup(func() { exec.Command("losetup", "--detach", dev).Run() })
+	t.Cleanup(func() { ptyrun.RunOwned(exec.Command("losetup", "--detach", dev)) })
 	mnt = t.TempDir()
 	Mount(t, dev, mnt)
 	return dev, mnt
@@ -75,10 +76,10 @@ func Ext4Image(t *testing.T, args ...string) (dev, mnt string) {
 // Mount mounts the ext4 file system on dev at mnt until the test ends.
 func Mount(t *testing.T, dev, mnt string) {
 	t.Helper()
-	if out, err := exec.Command("mount", "-t", "ext4", dev, mnt).CombinedOutput(); err != nil {
+	if out, err := owned(exec.Command("mount", "-t", "ext4", dev, mnt), true); err != nil {
 		Need(t, "mounting %s: %v %s", dev, err, out)
 	}
-	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	t.Cleanup(func() { ptyrun.RunOwned(exec.Command("umount", mnt)) })
 }
 
 // LockedHome makes a folder "home" encrypted with fscrypt on an ext4
@@ -144,7 +145,7 @@ func InOwnMountNS(t *testing.T) bool {
 	cmd := exec.Command("/proc/self/exe", "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), ownMountNSEnv+"="+t.Name())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
-	out, err := cmd.CombinedOutput()
+	out, err := owned(cmd, true)
 	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+t.Name()+" ")) {
 		t.Fatalf("the run in a mount namespace of its own did not pass (%v):\n%s", err, out)
 	}
@@ -214,4 +215,18 @@ func SetFscryptPolicy(dir string, id [16]byte) error {
 		return errno
 	}
 	return nil
+}
+
+// owned runs cmd as a child its caller waits for (in a program that reaps
+// the orphans of its own namespace, the reaper could take its exit first:
+// "wait: no child processes") and returns its output, stderr too with
+// combined.
+func owned(cmd *exec.Cmd, combined bool) ([]byte, error) {
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if combined {
+		cmd.Stderr = &out
+	}
+	err := ptyrun.RunOwned(cmd)
+	return out.Bytes(), err
 }

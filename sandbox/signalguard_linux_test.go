@@ -1,0 +1,128 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/unified-exec/unified-exec/internal/testreq"
+	"github.com/unified-exec/unified-exec/policy"
+	"golang.org/x/sys/unix"
+)
+
+// signalProbe is a perl script that reports, one word each, whether it
+// may name the thread TID (of process PID) as a signal's target in every
+// way guardForkingThread refuses, and whether it may signal itself.
+const signalProbe = `
+my ($pid, $tid, $tgkill, $sigqueue, $pidfd_open, $pidfd_send) = map { $_ + 0 } @ARGV;
+sub r { my ($name, $rv) = @_; print $name, "=", ($rv == -1 ? ($!{EPERM} ? "EPERM" : "err:" . ($!+0)) : "ok"), "\n" }
+r("kill", kill(0, $tid) ? 0 : -1);
+r("self", kill(0, $$) ? 0 : -1);
+r("tgkill", syscall($tgkill, $pid, $tid, 0));
+my $info = "\0" x 128;
+r("rt_sigqueueinfo", syscall($sigqueue, $tid, 0, $info));
+r("pidfd_open", syscall($pidfd_open, $tid, 0));
+r("pidfd_send_signal", syscall($pidfd_send, 1000, 0, 0, 0));
+my $owner = pack("ii", 0, $tid);
+r("setown_ex", defined(fcntl(STDIN, 15, $owner)) ? 0 : -1);
+`
+
+// probeFromThread runs signalProbe in a child forked from a locked thread
+// of its own, after prepare (if any) ran there, and returns its report
+// and the thread's id. The thread ends with the probe.
+func probeFromThread(t *testing.T, prepare func() error) (string, int) {
+	t.Helper()
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is needed")
+	}
+	type result struct {
+		out string
+		tid int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the filtered thread ends with the goroutine
+		if unix.Gettid() == os.Getpid() {
+			done <- result{err: fmt.Errorf("on the main thread")}
+			return
+		}
+		tid := unix.Gettid()
+		if prepare != nil {
+			if err := prepare(); err != nil {
+				done <- result{err: err}
+				return
+			}
+		}
+		cmd := exec.Command("perl", "-e", signalProbe, fmt.Sprint(os.Getpid()), fmt.Sprint(tid),
+			fmt.Sprint(unix.SYS_TGKILL), fmt.Sprint(unix.SYS_RT_SIGQUEUEINFO), fmt.Sprint(unix.SYS_PIDFD_OPEN), fmt.Sprint(unix.SYS_PIDFD_SEND_SIGNAL))
+		out, err := cmd.CombinedOutput()
+		done <- result{string(out), tid, err}
+	}()
+	r := <-done
+	if r.err != nil {
+		if strings.Contains(r.err.Error(), "main thread") {
+			return probeFromThread(t, prepare)
+		}
+		t.Fatalf("%v %s", r.err, r.out)
+	}
+	return r.out, r.tid
+}
+
+// TestGuardForkingThread: a command forked from a thread with the guard
+// cannot name that thread as a signal's target in any way (kill, tgkill,
+// rt_sigqueueinfo, a pidfd of it, fcntl F_SETOWN_EX), nor send a signal
+// through any pidfd; it can still signal itself. The same probe from a
+// thread without the guard reaches the thread (the probe can fail).
+func TestGuardForkingThread(t *testing.T) {
+	refused := []string{"kill=EPERM", "tgkill=EPERM", "rt_sigqueueinfo=EPERM", "pidfd_open=EPERM", "pidfd_send_signal=EPERM", "setown_ex=EPERM"}
+	out, tid := probeFromThread(t, func() error {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return err
+		}
+		return guardForkingThread()
+	})
+	for _, want := range append(refused, "self=ok") {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("guarded thread %d: the probe's report lacks %s:\n%s", tid, want, out)
+		}
+	}
+	out, tid = probeFromThread(t, nil)
+	for _, want := range []string{"kill=ok", "tgkill=ok", "self=ok"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("unguarded thread %d: the probe's report lacks %s (it cannot tell the guard works):\n%s", tid, want, out)
+		}
+	}
+}
+
+// TestThreadSandboxGuardsForkingThread: a command forked from a thread
+// with the whole thread sandbox of the default plan applied (Landlock,
+// whose signal scope lets a process signal its own domain, which the
+// thread is of) cannot signal that thread.
+func TestThreadSandboxGuardsForkingThread(t *testing.T) {
+	if err := ThreadAvailable(); err != nil {
+		if testreq.Required() && os.Geteuid() == 0 {
+			t.Fatalf("thread sandbox required but unavailable: %v", err)
+		}
+		t.Skipf("no thread sandbox here (an ordinary user has one inside the program's user namespace only): %v", err)
+	}
+	plan, err := Compile(policy.DefaultSandbox(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := plan.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, tid := probeFromThread(t, func() error { return ApplyThread(payload, "") })
+	for _, want := range []string{"kill=EPERM", "tgkill=EPERM", "pidfd_open=EPERM", "setown_ex=EPERM", "self=ok"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("sandboxed thread %d: the probe's report lacks %s:\n%s", tid, want, out)
+		}
+	}
+}

@@ -20,15 +20,17 @@ import (
 // found the thread in /proc/1/task and sent SIGABRT, in a third of calls).
 // guardForkingThread loads, on the calling thread (the one that forks the
 // command), a filter the command inherits that refuses with EPERM every
-// way of naming that thread as a signal's target:
+// way of naming that thread as a signal's target we know of:
 //   - kill, tkill, rt_sigqueueinfo and pidfd_open with its thread id;
 //   - tgkill and rt_tgsigqueueinfo with its thread id as the thread;
 //   - pidfd_send_signal, whose target (a pidfd, or a /proc/<tid> folder
 //     opened, which serves as one) no filter can see; a program that
 //     finds it refused falls back to kill (Go's os.Process does);
-//   - fcntl F_SETOWN_EX, which can name a thread (F_OWNER_TID) to get
-//     the signals of a file's I/O (F_SETOWN names a process or a group:
-//     the thread's id names none of those).
+//   - fcntl F_SETOWN with its thread id (or minus it), which aims a file's
+//     I/O signal (any, with F_SETSIG) at that thread (red team 40), and
+//     the ways that hide the owner behind a pointer: fcntl F_SETOWN_EX
+//     and ioctl FIOSETOWN and SIOCSPGRP;
+//   - on x86_64, every x32 call (numbered apart, where a kernel has them).
 //
 // Every other thread of the program is of another domain, which
 // Landlock's scope already keeps signals from.
@@ -75,73 +77,112 @@ func seccompArgLow(i int) uint32 {
 // another architecture than arch it allows (the plan's filter refuses
 // those).
 func signalGuard(arch, tid uint32) []unix.SockFilter {
-	const (
-		ld    = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		ret   = unix.BPF_RET | unix.BPF_K
-		allow = unix.SECCOMP_RET_ALLOW
-		eperm = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
-	)
-	stmt := func(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
-	jump := func(k uint32, jt, jf uint8) unix.SockFilter { return unix.SockFilter{Code: jeq, Jt: jt, Jf: jf, K: k} }
-	// Laid out as: arch check; the syscalls whose first argument is a
-	// thread, then those whose second is, then those refused whole, each
-	// jumping to its check; the checks; the two returns.
-	first := []uint32{unix.SYS_KILL, unix.SYS_TKILL, unix.SYS_RT_SIGQUEUEINFO, unix.SYS_PIDFD_OPEN}
-	second := []uint32{unix.SYS_TGKILL, unix.SYS_RT_TGSIGQUEUEINFO}
-	whole := []uint32{unix.SYS_PIDFD_SEND_SIGNAL}
-	var p []unix.SockFilter
-	p = append(p, stmt(ld, seccompArch))
-	// Filled in below, once the places of the labels are known.
-	archAt := len(p)
-	p = append(p, unix.SockFilter{})
-	p = append(p, stmt(ld, seccompNr))
-	type fix struct{ at, to int }
-	var fixes []fix
-	const (
-		toFirst = iota
-		toSecond
-		toDeny
-		toFcntl
-		toAllow
-	)
-	for _, nr := range first {
-		fixes = append(fixes, fix{len(p), toFirst})
-		p = append(p, jump(nr, 0, 0))
+	var a bpfAsm
+	const x32 = 0x40000000 // __X32_SYSCALL_BIT
+	a.ld(seccompArch)
+	a.jeq(arch, "", "allow")
+	a.ld(seccompNr)
+	if runtime.GOARCH == "amd64" {
+		// x32 calls (where the kernel has them) number kill and the
+		// rest otherwise: refused whole.
+		a.jge(x32, "deny", "")
 	}
-	for _, nr := range second {
-		fixes = append(fixes, fix{len(p), toSecond})
-		p = append(p, jump(nr, 0, 0))
+	for _, nr := range []uint32{unix.SYS_KILL, unix.SYS_TKILL, unix.SYS_RT_SIGQUEUEINFO, unix.SYS_PIDFD_OPEN} {
+		a.jeq(nr, "arg0", "")
 	}
-	for _, nr := range whole {
-		fixes = append(fixes, fix{len(p), toDeny})
-		p = append(p, jump(nr, 0, 0))
+	for _, nr := range []uint32{unix.SYS_TGKILL, unix.SYS_RT_TGSIGQUEUEINFO} {
+		a.jeq(nr, "arg1", "")
 	}
-	fixes = append(fixes, fix{len(p), toFcntl})
-	p = append(p, jump(unix.SYS_FCNTL, 0, 0))
-	allowAt := len(p)
-	p = append(p, stmt(ret, allow))
-	firstAt := len(p)
-	p = append(p, stmt(ld, seccompArgLow(0)), jump(tid, 0, 0))
-	firstJump := len(p) - 1
-	secondAt := len(p)
-	p = append(p, stmt(ld, seccompArgLow(1)), jump(tid, 0, 0))
-	secondJump := len(p) - 1
-	fcntlAt := len(p)
-	p = append(p, stmt(ld, seccompArgLow(1)), jump(unix.F_SETOWN_EX, 0, 0))
-	fcntlJump := len(p) - 1
-	denyAt := len(p)
-	p = append(p, stmt(ret, eperm))
-	finalAllow := len(p)
-	p = append(p, stmt(ret, allow))
-	rel := func(from, to int) uint8 { return uint8(to - from - 1) }
-	p[archAt] = jump(arch, 0, rel(archAt, finalAllow))
-	for _, f := range fixes {
-		to := map[int]int{toFirst: firstAt, toSecond: secondAt, toDeny: denyAt, toFcntl: fcntlAt, toAllow: allowAt}[f.to]
-		p[f.at].Jt, p[f.at].Jf = rel(f.at, to), 0
-	}
-	for _, j := range []int{firstJump, secondJump, fcntlJump} {
-		p[j].Jt, p[j].Jf = rel(j, denyAt), rel(j, finalAllow)
-	}
-	return p
+	a.jeq(unix.SYS_PIDFD_SEND_SIGNAL, "deny", "")
+	a.jeq(unix.SYS_FCNTL, "fcntl", "")
+	a.jeq(unix.SYS_IOCTL, "ioctl", "")
+	a.ret(unix.SECCOMP_RET_ALLOW)
+
+	a.label("arg0")
+	a.ld(seccompArgLow(0))
+	a.jeq(tid, "deny", "allow")
+	a.label("arg1")
+	a.ld(seccompArgLow(1))
+	a.jeq(tid, "deny", "allow")
+	// fcntl(fd, F_SETOWN, tid), or -tid (a group), and F_SETOWN_EX,
+	// whose owner lies behind a pointer.
+	a.label("fcntl")
+	a.ld(seccompArgLow(1))
+	a.jeq(unix.F_SETOWN_EX, "deny", "")
+	a.jeq(unix.F_SETOWN, "", "allow")
+	a.ld(seccompArgLow(2))
+	a.jeq(tid, "deny", "")
+	a.jeq(-tid, "deny", "allow")
+	// ioctl FIOSETOWN and SIOCSPGRP set a file's owner as F_SETOWN does,
+	// from behind a pointer: refused whole.
+	a.label("ioctl")
+	a.ld(seccompArgLow(1))
+	a.jeq(fioSetOwn, "deny", "")
+	a.jeq(unix.SIOCSPGRP, "deny", "allow")
+
+	a.label("deny")
+	a.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
+	a.label("allow")
+	a.ret(unix.SECCOMP_RET_ALLOW)
+	return a.assemble()
 }
+
+// bpfAsm assembles a classic BPF program with jumps to labels ("": the
+// next instruction).
+type bpfAsm struct {
+	prog   []unix.SockFilter
+	labels map[string]int
+	jumps  []bpfJump
+}
+
+type bpfJump struct {
+	at     int
+	jt, jf string
+}
+
+func (a *bpfAsm) ld(off uint32) {
+	a.prog = append(a.prog, unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off})
+}
+
+func (a *bpfAsm) ret(k uint32) {
+	a.prog = append(a.prog, unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k})
+}
+
+func (a *bpfAsm) jeq(k uint32, jt, jf string) { a.jump(unix.BPF_JEQ, k, jt, jf) }
+func (a *bpfAsm) jge(k uint32, jt, jf string) { a.jump(unix.BPF_JGE, k, jt, jf) }
+
+func (a *bpfAsm) jump(op uint16, k uint32, jt, jf string) {
+	a.jumps = append(a.jumps, bpfJump{len(a.prog), jt, jf})
+	a.prog = append(a.prog, unix.SockFilter{Code: unix.BPF_JMP | op | unix.BPF_K, K: k})
+}
+
+func (a *bpfAsm) label(name string) {
+	if a.labels == nil {
+		a.labels = map[string]int{}
+	}
+	a.labels[name] = len(a.prog)
+}
+
+// assemble resolves the jumps (forward only, as BPF's are) and returns
+// the program; it panics on a label missing or behind a jump, or out of
+// a jump's reach (a mistake in the program above).
+func (a *bpfAsm) assemble() []unix.SockFilter {
+	off := func(at int, name string) uint8 {
+		if name == "" {
+			return 0
+		}
+		to, ok := a.labels[name]
+		if !ok || to <= at || to-at-1 > 255 {
+			panic("bpf: bad jump to " + name)
+		}
+		return uint8(to - at - 1)
+	}
+	for _, j := range a.jumps {
+		a.prog[j.at].Jt, a.prog[j.at].Jf = off(j.at, j.jt), off(j.at, j.jf)
+	}
+	return a.prog
+}
+
+// fioSetOwn is FIOSETOWN (linux/sockios.h, the same on the architectures
+// of auditArch).
+const fioSetOwn = 0x8901

@@ -28,8 +28,15 @@ my $info = "\0" x 128;
 r("rt_sigqueueinfo", syscall($sigqueue, $tid, 0, $info));
 r("pidfd_open", syscall($pidfd_open, $tid, 0));
 r("pidfd_send_signal", syscall($pidfd_send, 1000, 0, 0, 0));
+pipe(my $rd, my $wr) or die "pipe: $!";
 my $owner = pack("ii", 0, $tid);
-r("setown_ex", defined(fcntl(STDIN, 15, $owner)) ? 0 : -1);
+r("setown_ex", defined(fcntl($rd, 15, $owner)) ? 0 : -1);
+r("setown", defined(fcntl($rd, 8, $tid)) ? 0 : -1);
+r("setown_group", defined(fcntl($rd, 8, -$tid)) ? 0 : -1);
+r("setown_self", defined(fcntl($rd, 8, $$ + 0)) ? 0 : -1);
+my $who = pack("i", $tid);
+r("fiosetown", defined(ioctl($rd, 0x8901, $who)) ? 0 : -1);
+r("siocspgrp", defined(ioctl($rd, 0x8902, $who)) ? 0 : -1);
 `
 
 // probeFromThread runs signalProbe in a child forked from a locked thread
@@ -76,24 +83,25 @@ func probeFromThread(t *testing.T, prepare func() error) (string, int) {
 
 // TestGuardForkingThread: a command forked from a thread with the guard
 // cannot name that thread as a signal's target in any way (kill, tgkill,
-// rt_sigqueueinfo, a pidfd of it, fcntl F_SETOWN_EX), nor send a signal
-// through any pidfd; it can still signal itself. The same probe from a
+// rt_sigqueueinfo, a pidfd of it, fcntl F_SETOWN of its id or minus it,
+// F_SETOWN_EX, ioctl FIOSETOWN and SIOCSPGRP), nor send a signal through
+// any pidfd; it can still signal itself and own its files' signals. The same probe from a
 // thread without the guard reaches the thread (the probe can fail).
 func TestGuardForkingThread(t *testing.T) {
-	refused := []string{"kill=EPERM", "tgkill=EPERM", "rt_sigqueueinfo=EPERM", "pidfd_open=EPERM", "pidfd_send_signal=EPERM", "setown_ex=EPERM"}
+	refused := []string{"kill=EPERM", "tgkill=EPERM", "rt_sigqueueinfo=EPERM", "pidfd_open=EPERM", "pidfd_send_signal=EPERM", "setown_ex=EPERM", "setown=EPERM", "setown_group=EPERM", "fiosetown=EPERM", "siocspgrp=EPERM"}
 	out, tid := probeFromThread(t, func() error {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return err
 		}
 		return guardForkingThread()
 	})
-	for _, want := range append(refused, "self=ok") {
+	for _, want := range append(refused, "self=ok", "setown_self=ok") {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("guarded thread %d: the probe's report lacks %s:\n%s", tid, want, out)
 		}
 	}
 	out, tid = probeFromThread(t, nil)
-	for _, want := range []string{"kill=ok", "tgkill=ok", "self=ok"} {
+	for _, want := range []string{"kill=ok", "tgkill=ok", "self=ok", "setown=ok"} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("unguarded thread %d: the probe's report lacks %s (it cannot tell the guard works):\n%s", tid, want, out)
 		}
@@ -120,7 +128,7 @@ func TestThreadSandboxGuardsForkingThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, tid := probeFromThread(t, func() error { return ApplyThread(payload, "") })
-	for _, want := range []string{"kill=EPERM", "tgkill=EPERM", "pidfd_open=EPERM", "setown_ex=EPERM", "self=ok"} {
+	for _, want := range []string{"kill=EPERM", "tgkill=EPERM", "pidfd_open=EPERM", "setown=EPERM", "setown_ex=EPERM", "fiosetown=EPERM", "self=ok", "setown_self=ok"} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("sandboxed thread %d: the probe's report lacks %s:\n%s", tid, want, out)
 		}

@@ -554,3 +554,29 @@ func readInto(f *os.File, out *lockedBuffer) {
 		}
 	}
 }
+
+// TestWrapProgramIgnoresStraySignals: the signals that would end the Go
+// program with a stack dump (SIGABRT, SIGTRAP, SIGILL, SIGSYS), which
+// nothing legitimate sends it inside its namespace (a command that reached
+// the thread it was forked from did: red teams 39 and 40), are dropped:
+// the command runs on and the wrapper exits with its status.
+func TestWrapProgramIgnoresStraySignals(t *testing.T) {
+	requireSandbox(t)
+	tag := fmt.Sprint(100000 + rand.IntN(899999))
+	cmd, out, done := startWrapped(t, "echo ready; sleep 1."+tag+"; echo done", "1."+tag)
+	program := relayChild(t, cmd.Process.Pid)
+	for _, sig := range []syscall.Signal{syscall.SIGABRT, syscall.SIGTRAP, syscall.SIGILL, syscall.SIGSYS} {
+		if err := syscall.Kill(program, sig); err != nil {
+			t.Fatalf("%v: %v", sig, err)
+		}
+	}
+	select {
+	case err := <-done:
+		done <- err
+		if err != nil || !strings.Contains(out.String(), "done") {
+			t.Fatalf("the wrapper ended with %v after stray signals to its program; output %q", err, out.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the wrapper did not end; output %q", out.String())
+	}
+}

@@ -73,6 +73,7 @@ func cmdMain(args []string) int {
 	// (UNIFIED_EXEC_SPAWN=helper starts every command through the
 	// namespace-per-session helper instead: see newOrchestratorWith.)
 	ptyrun.EnterNamespace()
+	ignoreStraySignals()
 	dashdash := len(args) > 0 && (len(rest) > 0 || args[len(args)-1] == "--")
 	wrap := len(rest) > 0 || dashdash
 	// The first thread commands fork from is prepared from here on, beside

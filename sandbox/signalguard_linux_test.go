@@ -44,6 +44,18 @@ r("siocspgrp", defined(ioctl($rd, 0x8902, $who)) ? 0 : -1);
 // and the thread's id. The thread ends with the probe.
 func probeFromThread(t *testing.T, prepare func() error) (string, int) {
 	t.Helper()
+	return perlFromThread(t, prepare, signalProbe, func(tid int) []string {
+		return []string{fmt.Sprint(os.Getpid()), fmt.Sprint(tid),
+			fmt.Sprint(unix.SYS_TGKILL), fmt.Sprint(unix.SYS_RT_SIGQUEUEINFO), fmt.Sprint(unix.SYS_PIDFD_OPEN), fmt.Sprint(unix.SYS_PIDFD_SEND_SIGNAL)}
+	})
+}
+
+// perlFromThread runs the perl script in a child forked from a locked
+// thread of its own, after prepare (if any) ran there, with the
+// arguments args gives for the thread's id, and returns its output and
+// the thread's id. The thread ends with the child.
+func perlFromThread(t *testing.T, prepare func() error, script string, args func(tid int) []string) (string, int) {
+	t.Helper()
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Skip("perl is needed")
 	}
@@ -66,15 +78,14 @@ func probeFromThread(t *testing.T, prepare func() error) (string, int) {
 				return
 			}
 		}
-		cmd := exec.Command("perl", "-e", signalProbe, fmt.Sprint(os.Getpid()), fmt.Sprint(tid),
-			fmt.Sprint(unix.SYS_TGKILL), fmt.Sprint(unix.SYS_RT_SIGQUEUEINFO), fmt.Sprint(unix.SYS_PIDFD_OPEN), fmt.Sprint(unix.SYS_PIDFD_SEND_SIGNAL))
+		cmd := exec.Command("perl", append([]string{"-e", script}, args(tid)...)...)
 		out, err := cmd.CombinedOutput()
 		done <- result{string(out), tid, err}
 	}()
 	r := <-done
 	if r.err != nil {
 		if strings.Contains(r.err.Error(), "main thread") {
-			return probeFromThread(t, prepare)
+			return perlFromThread(t, prepare, script, args)
 		}
 		t.Fatalf("%v %s", r.err, r.out)
 	}
@@ -135,5 +146,65 @@ func TestThreadSandboxGuardsForkingThread(t *testing.T) {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("sandboxed thread %d: the probe's report lacks %s:\n%s", tid, want, out)
 		}
+	}
+}
+
+// traceProbe is a perl script that reports, one word each, whether it may
+// read the environment and the memory of the thread TID of process PID,
+// and open or read the link of its descriptor 2 (stderr): what the
+// kernel's ptrace check guards in /proc.
+const traceProbe = `
+my ($pid, $tid) = @ARGV;
+sub r { my ($name, $ok) = @_; print $name, "=", ($ok ? "ok" : ($!{EACCES} || $!{EPERM} ? "refused" : "err:" . ($!+0))), "\n" }
+r("environ", open(my $e, "<", "/proc/$pid/task/$tid/environ"));
+r("mem", open(my $m, "<", "/proc/$pid/task/$tid/mem"));
+r("fd", open(my $f, ">>", "/proc/$pid/task/$tid/fd/2"));
+r("fdlink", defined(readlink("/proc/$pid/task/$tid/fd/2")));
+`
+
+// TestThreadSandboxUntraceable: a command forked from a thread with the
+// whole thread sandbox of the default plan applied cannot read that
+// thread's environment or memory, nor reach its descriptors: the thread
+// shares its Landlock domain and has no capabilities left, so only the
+// program's being undumpable keeps the command out. Made dumpable again
+// after the thread sandbox, the same probe gets in (it can fail).
+func TestThreadSandboxUntraceable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the thread sandbox needs root in the program's user namespace (an ordinary user's server runs in one of its own)")
+	}
+	if err := ThreadAvailable(); err != nil {
+		if testreq.Required() {
+			t.Fatalf("thread sandbox required but unavailable: %v", err)
+		}
+		t.Skipf("no thread sandbox here: %v", err)
+	}
+	plan, err := Compile(policy.DefaultSandbox(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := plan.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := func(tid int) []string { return []string{fmt.Sprint(os.Getpid()), fmt.Sprint(tid)} }
+	out, tid := perlFromThread(t, func() error {
+		if err := ApplyThread(payload, ""); err != nil {
+			return err
+		}
+		return unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
+	}, traceProbe, args)
+	for _, want := range []string{"environ=ok", "mem=ok", "fd=ok", "fdlink=ok"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("sandboxed thread %d, the program made dumpable again: the probe's report lacks %s (it cannot tell the guard works):\n%s", tid, want, out)
+		}
+	}
+	out, tid = perlFromThread(t, func() error { return ApplyThread(payload, "") }, traceProbe, args)
+	for _, want := range []string{"environ=refused", "mem=refused", "fd=refused", "fdlink=refused"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("sandboxed thread %d: the probe's report lacks %s:\n%s", tid, want, out)
+		}
+	}
+	if d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || d != 0 {
+		t.Errorf("after a thread sandbox the program is dumpable (%d, %v)", d, err)
 	}
 }

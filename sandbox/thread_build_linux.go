@@ -162,6 +162,10 @@ func (b *builtThread) use(payload []byte, listen func(int)) error {
 		// thread is restricted and must fork nothing.
 		return errors.New("thread sandbox: this thread was built ahead for another plan")
 	}
+	// Set when it was built; again, as for every thread sandbox.
+	if err := undumpable(); err != nil {
+		return err
+	}
 	if listen != nil && b.listen >= 0 {
 		listen(b.listen)
 		b.listen = -1

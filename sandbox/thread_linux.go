@@ -50,7 +50,8 @@ func ThreadAvailable() error {
 // it back: the goroutine must end locked, so the runtime retires the
 // thread instead of running other code under the sandbox. Unlike [Apply]
 // it costs no exec: it is the fast path when the program runs in a PID
-// namespace of its own.
+// namespace of its own. It makes the whole process undumpable (see
+// undumpable): the command could otherwise trace the thread.
 func ApplyThread(payload []byte, tty string) error {
 	return applyThread(payload, tty, nil)
 }
@@ -173,6 +174,9 @@ func applyPlan(payload []byte, listen func(fd int), ahead bool) error {
 	}
 	tracepoint.Mark("thread sandbox: Landlock applied")
 	defer tracepoint.Mark("thread sandbox: seccomp applied")
+	if err := undumpable(); err != nil {
+		return err
+	}
 	if err := guardForkingThread(); err != nil {
 		return err
 	}
@@ -185,6 +189,26 @@ func applyPlan(payload []byte, listen func(fd int), ahead bool) error {
 		return nil
 	}
 	return applySeccompThread(plan)
+}
+
+// undumpable makes the process not dumpable. The thread a command is
+// forked from shares the command's Landlock domain and has dropped its
+// capabilities, so to the kernel's ptrace check (same user, no fewer
+// capabilities, a Landlock domain the command's own) the command could
+// trace it: read the program's memory through /proc/1/task/<tid>/mem,
+// open its descriptors through .../fd (write to the host's end of the
+// MCP pipe, read its requests), until the thread retires. A process that
+// is not dumpable is traced only by one with CAP_SYS_PTRACE over it, which
+// a command never has. It is per process, not per thread: once is enough,
+// and it is set again on every thread sandbox, as a change of the
+// process's credentials would make it dumpable again. The cost: the
+// program's core dumps, and a debugger of the same user without that
+// capability. The command's exec makes the command dumpable again.
+func undumpable() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("making the program undumpable, so that the command cannot trace the thread it is forked from: %w", err)
+	}
+	return nil
 }
 
 // decoded keeps the last plan decoded (an agent's commands come in bursts

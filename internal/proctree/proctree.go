@@ -48,16 +48,35 @@ func Children(pid int) []Child {
 // ServingPid is the process that serves: unified-exec starts itself again
 // as PID 1 of a namespace of its own, and the process that was started
 // only relays. Where namespaces are unavailable the relay serves itself,
-// and ServingPid returns it.
+// and ServingPid returns it. The program is told by its status (its name,
+// the relay's, and PID 1 of its namespace), which anyone may read: the
+// program is not dumpable, so its exe link is out of an ordinary user's
+// reach.
 func ServingPid(relay int) int {
 	kids := Children(relay)
 	if len(kids) != 1 {
 		return relay
 	}
-	self, err1 := os.Readlink(fmt.Sprintf("/proc/%d/exe", relay))
-	child, err2 := os.Readlink(fmt.Sprintf("/proc/%d/exe", kids[0].Pid))
-	if err1 != nil || err2 != nil || self != child {
+	name, _ := statusField(relay, "Name")
+	childName, _ := statusField(kids[0].Pid, "Name")
+	nspid, _ := statusField(kids[0].Pid, "NSpid")
+	ns := strings.Fields(nspid)
+	if name == "" || childName != name || len(ns) < 2 || ns[len(ns)-1] != "1" {
 		return relay
 	}
 	return kids[0].Pid
+}
+
+// statusField is the value of field in /proc/<pid>/status.
+func statusField(pid int, field string) (string, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
 }

@@ -166,6 +166,7 @@ func (o *Orchestrator) spawn(ctx context.Context, req unifiedexec.ExecRequest, m
 	watch := o.watch(sb, plan)
 	req.Sandbox = sb
 	tracepoint.Mark("call: starting the session")
+	o.commandStarts()
 	resp, err := o.m.Exec(ctx, req)
 	tracepoint.Mark("call: answered")
 	watch.Started()

@@ -36,6 +36,27 @@ type gitWatch struct {
 	// partialTold: what the baseline could not check was told (once,
 	// after the first command).
 	partialTold bool
+	// final: the last look came after every process of the program's
+	// namespace had ended (the wrapper's command, see
+	// unifiedexec.StreamResult.NothingLeft), and no command started
+	// since: Close has nothing to look for.
+	final bool
+}
+
+// commandStarts says that a command is about to start: a look after it
+// is needed again at Close.
+func (o *Orchestrator) commandStarts() {
+	o.git.mu.Lock()
+	o.git.final = false
+	o.git.mu.Unlock()
+}
+
+// lookedLast says that the git check just made came after every process
+// of the program's namespace had ended.
+func (o *Orchestrator) lookedLast() {
+	o.git.mu.Lock()
+	o.git.final = true
+	o.git.mu.Unlock()
 }
 
 // startGitBaseline takes the state before the first command beside the

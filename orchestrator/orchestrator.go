@@ -238,8 +238,14 @@ func (o *Orchestrator) Close() {
 	o.gitBaseline()
 	o.m.Close()
 	// A last look, every session ended: what one made since the last
-	// check goes to the audit log.
-	o.gitCheck(event{})
+	// check goes to the audit log. Not needed when nothing could act
+	// since the last (the wrapper's, made once its namespace was empty).
+	o.git.mu.Lock()
+	final := o.git.final
+	o.git.mu.Unlock()
+	if !final {
+		o.gitCheck(event{})
+	}
 	o.net.close()
 	o.audit.close()
 }
@@ -281,6 +287,7 @@ func (o *Orchestrator) Check(ctx context.Context) error {
 		return err
 	}
 	login := false
+	o.commandStarts()
 	r, err := o.m.Exec(ctx, unifiedexec.ExecRequest{Cmd: "exit 0", Shell: "/bin/sh", Login: &login, Sandbox: sb, Env: o.egressEnv(sb), Label: "check", Yield: 10 * time.Second, Forget: true})
 	if err != nil {
 		return err

@@ -173,6 +173,7 @@ func (o *Orchestrator) stream(ctx context.Context, req RunRequest, pol *policy.P
 		}
 	}
 	watch := o.watch(sb, plan)
+	o.commandStarts()
 	res, err := o.m.Stream(ctx, unifiedexec.StreamRequest{
 		Argv: req.Argv, Stdin: req.Stdin, Stdout: stdout, Stderr: stderr,
 		Sandbox: sb, Env: env, Signals: req.Signals,
@@ -184,6 +185,9 @@ func (o *Orchestrator) stream(ctx context.Context, req RunRequest, pol *policy.P
 	}
 	for _, n := range o.gitCheck(ev) {
 		note(n)
+	}
+	if res.NothingLeft {
+		o.lookedLast()
 	}
 	return &attempt{
 		Mode: mode, Sandboxed: sandboxed, Exited: true, Code: res.Code,

@@ -54,6 +54,9 @@ func (p *Process) WaitingForInput() bool { return false }
 // EnterNamespace returns false: namespaces are Linux-only.
 func EnterNamespace() bool { return false }
 
+// EndStrays reports false: namespaces are Linux-only.
+func EndStrays() bool { return false }
+
 // InOwnNamespace reports false: namespaces are Linux-only.
 func InOwnNamespace() bool { return false }
 

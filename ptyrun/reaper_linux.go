@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // As PID 1 of its namespace (EnterNamespace) the program is the parent of
@@ -69,6 +70,38 @@ func reapIfUnowned(pid int) (int, error) {
 	var ws syscall.WaitStatus
 	return syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
 }
+
+// EndStrays kills every process left in the program's own namespace (the
+// program is its PID 1) and returns true once none is: for a program that
+// runs one command, after it. A descendant that left the command's tree
+// (a daemon that double-forked: an ordinary user has no process-limit
+// cgroup to end it by) would otherwise run on until the program exits,
+// after the last look at what the command left: one planted repositories
+// with hooks after the wrapper's git check, and some were not told
+// (session 17). It returns false, doing nothing, where the program is in
+// no namespace of its own, and when a process outlives endStraysGrace
+// (one stuck in the kernel).
+func EndStrays() bool {
+	if !insideOwn || os.Getpid() != 1 {
+		return false
+	}
+	for deadline := time.Now().Add(endStraysGrace); ; {
+		// From PID 1, kill(-1) reaches every other process of the
+		// namespace (of the namespaces below too), zombies included,
+		// and fails with ESRCH once there is none.
+		if err := syscall.Kill(-1, syscall.SIGKILL); err == syscall.ESRCH {
+			return true
+		}
+		reapUnowned()
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// endStraysGrace bounds EndStrays' wait for the processes it killed.
+const endStraysGrace = 2 * time.Second
 
 // startReaper reaps the namespace's orphans on every SIGCHLD. It runs
 // for the life of the process, which is the namespace's.

@@ -202,3 +202,39 @@ func TestRunOwned(t *testing.T) {
 	}
 	t.Logf("plain cmd.Run lost %d exit statuses in 100 beside the same reaper", lost)
 }
+
+// TestEndStrays: as PID 1 of its namespace, EndStrays kills what is left
+// there — daemons that double-forked into sessions of their own, a zombie
+// nobody owns — and returns once nothing is; outside one it does nothing
+// and says so.
+func TestEndStrays(t *testing.T) {
+	if os.Getpid() != 1 && EndStrays() {
+		t.Fatal("EndStrays acted outside a namespace of the program's own")
+	}
+	if !ownPIDNamespace(t) {
+		return
+	}
+	insideOwn = true
+	defer func() { insideOwn = false }()
+	if os.Getpid() != 1 {
+		t.Fatalf("the run in its own PID namespace is pid %d", os.Getpid())
+	}
+	for range 3 {
+		// A daemon: its parent exits at once, it leads a session of its own.
+		if err := exec.Command("/bin/sh", "-c", "setsid sleep 60 </dev/null >/dev/null 2>&1 &").Run(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(-1, 0); err != nil {
+		t.Fatalf("no process left before EndStrays (the test cannot tell): %v", err)
+	}
+	if !EndStrays() {
+		t.Fatal("EndStrays gave up")
+	}
+	if err := syscall.Kill(-1, 0); err != syscall.ESRCH {
+		t.Fatalf("a process is left after EndStrays: kill(-1, 0) = %v", err)
+	}
+}

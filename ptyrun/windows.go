@@ -38,6 +38,7 @@ func Relayed(relay int, background bool)               {}
 func StartedInBackground() bool                        { return false }
 func RelayEnded()                                      {}
 func InOwnNamespace() bool                             { return false }
+func EndStrays() bool                                  { return false }
 func IsolationAvailable() (bool, error)                { return false, ErrUnsupported }
 func ProcessLimitAvailable() (bool, error)             { return false, ErrUnsupported }
 func BatchScheduling(on bool) error                    { return nil }

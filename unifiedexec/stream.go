@@ -55,6 +55,12 @@ type StreamResult struct {
 	Ran time.Duration
 	// TTY: it ran in a terminal mirrored to the caller's.
 	TTY bool
+	// NothingLeft: every process the command started has ended, and
+	// with them every other process of the program's namespace (a
+	// manager of one command, in a namespace of its own: see
+	// ptyrun.EndStrays), so nothing can change the workspace from now
+	// on but the program itself.
+	NothingLeft bool
 }
 
 // tailMax is how much of a streamed command's output is kept for denial
@@ -225,6 +231,12 @@ func (m *Manager) finish(ctx context.Context, p *ptyrun.Process, req StreamReque
 		}
 	}
 	res.Ran = time.Since(started)
+	if m.cfg.OneCommand {
+		// What left the command's tree (a double-forked daemon) ends
+		// here, not at the program's exit: after this, and the git check
+		// that follows, nothing of the command can act.
+		res.NothingLeft = ptyrun.EndStrays()
+	}
 	waitAll(copies) // every byte of stdout and stderr is written before we return
 	res.Code = p.ExitStatus().Code
 	res.Tail = tail.String()

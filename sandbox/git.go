@@ -656,7 +656,7 @@ func (s *gitSurvey) fingerprint(path string) string {
 // contentOf identifies what the file at path holds: its size and a hash
 // of its content, read each time (see readGitConfig).
 func contentOf(path string) string {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return "unreadable: " + err.Error()
 	}
@@ -814,7 +814,7 @@ func readGitFile(path string, max int64) (string, bool) {
 // readGitBytes is the regular file at path whole, if it holds at most max
 // bytes.
 func readGitBytes(path string, max int64) ([]byte, bool) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, false
 	}

@@ -1,8 +1,8 @@
 package sandbox
 
 import (
+	"errors"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -30,7 +30,12 @@ func readGitConfig(path string) []gitEntry {
 	// shared mapping to a page already dirty moves no change time (red
 	// team 26 had a survey keep a harmless reading of a config made
 	// harmful so).
-	f, err := os.Open(path)
+	f, err := openRegular(path)
+	if errors.Is(err, errNotRegular) {
+		// git reads it (and waits on a FIFO, or reads what a process
+		// writes): what it finds is not known.
+		return []gitEntry{{tooLargeKey, "it is " + errNotRegular.Error()}}
+	}
 	if err != nil {
 		return nil
 	}

@@ -254,7 +254,7 @@ type parsedIndex struct {
 // indexGitlinks reads one index file (versions 2 to 4); what it records
 // is parsed once for each content (see indexes).
 func indexGitlinks(path string, hashSize int) parsedIndex {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return parsedIndex{ok: errors.Is(err, fs.ErrNotExist)} // no index: nothing recorded
 	}

@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/unified-exec/unified-exec/internal/testfs"
+	"github.com/unified-exec/unified-exec/policy"
 
 	"golang.org/x/sys/unix"
 )
@@ -209,5 +211,74 @@ func TestFindReposAbove(t *testing.T) {
 		if found := len(f.dotGitDirs) == 1 && f.dotGitDirs[0][1] == tmp+"/a/b" || slices.Equal(f.bare, []string{tmp + "/a/b/c"}); !found {
 			t.Errorf("bare %v: the repository above the workspace is not found: %+v", bare, f)
 		}
+	}
+}
+
+// TestGitSurveyWaitsOnNothing: a command may put a FIFO, or a link to a
+// stream the program would read as its own, wherever the survey reads —
+// a new repository's config, HEAD, commondir, index and hooks, a .git
+// file, a folder the plan lists, a file an include names — and neither
+// the plan nor the git state waits on it (red team 41 hung the wrapper
+// with a FIFO at r/.git/config: every later call would have hung too); a
+// config that is none is told, as what is not checked.
+func TestGitSurveyWaitsOnNothing(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	fifo := func(p string) {
+		t.Helper()
+		mkdir(t, filepath.Dir(p))
+		if err := unix.Mkfifo(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A repository of FIFOs.
+	fifo(g.ws + "/r/.git/config")
+	fifo(g.ws + "/r/.git/HEAD")
+	fifo(g.ws + "/r/.git/commondir")
+	fifo(g.ws + "/r/.git/index")
+	mkdir(t, g.ws+"/r/.git/objects")
+	mkdir(t, g.ws+"/r/.git/refs")
+	fifo(g.ws + "/r/.git/hooks/pre-commit")
+	// A .git file that is a FIFO, and a gitdir named by a regular one
+	// whose config is a link to a pipe of this process (its stdin, to it).
+	fifo(g.ws + "/p/.git")
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	defer wr.Close()
+	mkdir(t, g.ws+"/s/gitdir/objects")
+	mkdir(t, g.ws+"/s/gitdir/refs")
+	g.write(t, "s/gitdir/HEAD", "ref: refs/heads/main\n", 0o644)
+	symlink(t, fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), rd.Fd()), g.ws+"/s/gitdir/config")
+	g.write(t, "s/w/.git", "gitdir: "+g.ws+"/s/gitdir\n", 0o644)
+	// The workspace's own config includes a FIFO.
+	fifo(g.ws + "/inc.fifo")
+	g.git(t, "", "config", "include.path", g.ws+"/inc.fifo")
+
+	done := make(chan GitState, 1)
+	go func() {
+		p := policy.DefaultSandbox()
+		p.ExcludeSlashTmp = true
+		if _, err := Compile(p, g.ws); err != nil {
+			t.Error(err)
+		}
+		st, err := WatchGit(p, g.ws)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- st
+	}()
+	select {
+	case st := <-done:
+		told := strings.Join(st.Since(GitState{}), "\n")
+		for _, want := range []string{g.ws + "/r/.git/config", g.ws + "/inc.fifo", g.ws + "/s/gitdir/config"} {
+			if !strings.Contains(told, want) || !strings.Contains(told, "not a regular file") {
+				t.Errorf("%s, no regular file, is not told as unchecked:\n%s", want, told)
+			}
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the survey is waiting on a FIFO or a pipe (20 s)")
 	}
 }

@@ -149,7 +149,8 @@ func (l listing) same(st *unix.Statx_t) bool {
 // readListing lists dir and says whether the listing may be kept.
 func readListing(dir string) (listing, error) {
 	before := time.Now()
-	f, err := os.Open(dir)
+	// A folder only: a FIFO put at its name would be waited on for ever.
+	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return listing{}, err
 	}
@@ -197,6 +198,31 @@ func keepableDir(f *os.File) bool {
 		return false
 	}
 	return stampedLocally(fd) && plainNames(fd, &st)
+}
+
+// openDirFollowing opens the folder path names, following links, and
+// nothing else (a FIFO at its name is not waited on).
+func openDirFollowing(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|unix.O_DIRECTORY, 0)
+}
+
+// noWaitFlags open a file without waiting (a FIFO) and without making it
+// the program's terminal (see openRegular).
+const noWaitFlags = unix.O_NONBLOCK | unix.O_NOCTTY
+
+// kernelFile: f is on a file system whose files the kernel makes as it
+// reads them (proc, sysfs), where /proc/self is the reader's own: not
+// what git reads there.
+func kernelFile(f *os.File) bool {
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &fs); err != nil {
+		return true
+	}
+	switch fs.Type {
+	case unix.PROC_SUPER_MAGIC, unix.SYSFS_MAGIC, unix.DEBUGFS_MAGIC, unix.TRACEFS_MAGIC, unix.SECURITYFS_MAGIC, unix.BPF_FS_MAGIC, unix.CGROUP_SUPER_MAGIC, unix.CGROUP2_SUPER_MAGIC:
+		return true
+	}
+	return false
 }
 
 // stampedLocally: the file system of fd is one whose times the kernel sets

@@ -42,6 +42,16 @@ func (*absence) read(dir string) ([]string, error) { return dirNames(dir) }
 // openDir opens the folder dir.
 func openDir(dir string) (*os.File, error) { return os.Open(dir) }
 
+// openDirFollowing is os.Open here.
+func openDirFollowing(path string) (*os.File, error) { return os.Open(path) }
+
+// noWaitFlags: none here (see the Linux ones); openRegular looks at a
+// file's kind before it opens it.
+const noWaitFlags = 0
+
+// kernelFile: not told apart here.
+func kernelFile(*os.File) bool { return false }
+
 // sameDir and keepableDir: no listing is kept here (see statKey).
 func sameDir(*os.File, fileKey) bool { return false }
 func keepableDir(*os.File) bool      { return false }

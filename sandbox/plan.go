@@ -842,7 +842,7 @@ func matching(sorted []string, pattern string) []string {
 }
 
 func readDirNames(dir string) ([]string, error) {
-	d, err := os.Open(dir)
+	d, err := openDirFollowing(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -60,6 +60,7 @@ func newScreen(cols, rows int, reply func([]byte)) *screen {
 	// not switch to its own, whose scrollback keeps 10 000 lines.
 	ignoreAltScreen(e, ansi.Command('?', 0, 'h'))
 	ignoreAltScreen(e, ansi.Command('?', 0, 'l'))
+	clampCounts(e)
 	sc := &screen{emu: e, done: make(chan struct{})}
 	go sc.answer(reply)
 	return sc
@@ -82,6 +83,34 @@ func ignoreAltScreen(e *vt.Emulator, cmd int) {
 }
 
 func isAltScreenMode(n int) bool { return n == 47 || n == 1047 || n == 1049 }
+
+// countedFinals are the CSI sequences whose parameters the emulator works
+// through one by one, or are positions on the screen: repeat (REP), insert,
+// delete and erase characters or lines (ICH, DCH, ECH, IL, DL), tab
+// forward and back (CHT, CBT), scroll (SU, SD), and the cursor's moves.
+const countedFinals = "bP@XLMIZSTABCDEFGHf`ade"
+
+// clampCounts has the emulator take no count or position in
+// countedFinals larger than the screen's larger side: it repeats REP's
+// character as many times as it is told (red team 41: ESC[99999999b, 14
+// bytes, held a session's lock for 19 s of the server's CPU, and the
+// server outlived its client and SIGTERM while it ran), and tabs, erases
+// and scrolls likewise. A count past the screen does nothing more on it.
+// The handler changes the parameters in place and lets the emulator's own
+// run on them (the last registered runs first).
+func clampCounts(e *vt.Emulator) {
+	for _, final := range countedFinals {
+		e.RegisterCsiHandler(int(final), func(params ansi.Params) bool {
+			limit := max(e.Width(), e.Height(), 1)
+			for i, p := range params {
+				if v := p.Param(-1); v > limit {
+					params[i] = ansi.Param(ansi.Parameter(limit, p.HasMore()))
+				}
+			}
+			return false
+		})
+	}
+}
 
 // answer reads the emulator's answers until stopByte, then closes the
 // emulator. Owner: the screen; it ends with stop.

@@ -149,3 +149,31 @@ func TestScreensLessTop(t *testing.T) {
 		}
 	}
 }
+
+// TestScreenClampsCounts: a count past the screen in a sequence the
+// emulator works through one by one does no more than the screen's
+// larger side (red team 41: ESC[99999999b, repeat the last character,
+// took 19 s of the server's CPU under the session's lock). A repeat of
+// 5000 on an 80×24 screen fills it when taken as given; clamped, it
+// repeats 80 times: one row and one character.
+func TestScreenClampsCounts(t *testing.T) {
+	sc := newScreen(80, 24, func([]byte) {})
+	if sc == nil {
+		t.Fatal("no screen")
+	}
+	defer sc.stop()
+	sc.write([]byte("\x1b[Hx\x1b[5000b"))
+	out := sc.render()
+	if n := strings.Count(out, "x"); n != 81 {
+		t.Fatalf("the repeat printed %d characters, want 81 (1 + 80):\n%s", n, out)
+	}
+	// Every other counted sequence takes its clamp too: none runs long,
+	// and the screen still renders.
+	for _, final := range countedFinals {
+		sc.write([]byte("\x1b[999999999" + string(final)))
+	}
+	sc.write([]byte("\x1b[H\x1b[2Jdone"))
+	if out := sc.render(); !strings.Contains(out, "done") {
+		t.Fatalf("after the counted sequences the screen is:\n%s", out)
+	}
+}

@@ -30,6 +30,9 @@ type screen struct {
 	emu      *vt.Emulator
 	stopOnce sync.Once
 	done     chan struct{} // closed when the reader has ended
+	// failed says why the emulator is no longer used: it panicked on the
+	// program's output (see guard). "" while it works.
+	failed string
 }
 
 // stopByte ends the reader: no answer of the emulator contains a NUL.
@@ -135,10 +138,26 @@ func (sc *screen) answer(reply func([]byte)) {
 }
 
 // write feeds program output to the emulator.
-func (sc *screen) write(p []byte) { sc.emu.Write(p) }
+func (sc *screen) write(p []byte) { sc.guard(func() { sc.emu.Write(p) }) }
 
 // resize changes the screen's size.
-func (sc *screen) resize(cols, rows int) { sc.emu.Resize(cols, rows) }
+func (sc *screen) resize(cols, rows int) { sc.guard(func() { sc.emu.Resize(cols, rows) }) }
+
+// guard runs f, which works the emulator, unless it failed before; a
+// panic in it (third-party code parsing what a command prints) ends the
+// emulator's use, not the server with every session: the screen then
+// says so, and the command's output still reaches the transcript.
+func (sc *screen) guard(f func()) {
+	if sc.failed != "" {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			sc.failed = fmt.Sprint(r)
+		}
+	}()
+	f()
+}
 
 // stop ends the reader (once the session no longer writes to the screen).
 // It waits for the reader to take the stop byte, not for anything else.
@@ -153,7 +172,16 @@ func (sc *screen) stop() {
 // render gives the screen as text: a header naming the size and the
 // cursor, then the rows, each without trailing blanks, trailing blank rows
 // left out.
-func (sc *screen) render() string {
+func (sc *screen) render() (out string) {
+	if sc.failed != "" {
+		return "Screen (full-screen program): not shown, the terminal emulator failed on the program's output (" + sc.failed + ")\n"
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			sc.failed = fmt.Sprint(r)
+			out = sc.render()
+		}
+	}()
 	e := sc.emu
 	w, h := e.Width(), e.Height()
 	rows := make([]string, h)

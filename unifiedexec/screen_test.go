@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // screenHeader is the line that opens a rendered screen.
@@ -175,5 +177,25 @@ func TestScreenClampsCounts(t *testing.T) {
 	sc.write([]byte("\x1b[H\x1b[2Jdone"))
 	if out := sc.render(); !strings.Contains(out, "done") {
 		t.Fatalf("after the counted sequences the screen is:\n%s", out)
+	}
+}
+
+// TestScreenSurvivesEmulatorPanic: a panic in the terminal emulator,
+// third-party code that parses what a command prints, ends the screen's
+// use, not the server: later writes and sizes are ignored, and the screen
+// says it is not shown.
+func TestScreenSurvivesEmulatorPanic(t *testing.T) {
+	sc := newScreen(80, 24, func([]byte) {})
+	if sc == nil {
+		t.Fatal("no screen")
+	}
+	defer sc.stop()
+	sc.write([]byte("before"))
+	sc.emu.RegisterCsiHandler('z', func(ansi.Params) bool { panic("boom") })
+	sc.write([]byte("\x1b[z"))
+	sc.write([]byte("after"))
+	sc.resize(100, 30)
+	if out := sc.render(); !strings.Contains(out, "not shown") || !strings.Contains(out, "boom") {
+		t.Fatalf("after the emulator's panic the screen is:\n%s", out)
 	}
 }

@@ -40,7 +40,7 @@ func (p *Process) WaitingForInput() bool {
 	again := seen != "" && seen == p.lastSeen
 	p.lastSeen = seen
 	p.waitMu.Unlock()
-	if !again || pendingInput(p.ttyPath()) {
+	if !again || p.pendingInput() {
 		return false
 	}
 	// Blocked reading: what it printed before is in the terminal or
@@ -69,17 +69,6 @@ func (p *Process) lookAtForeground() string {
 	return seen.String()
 }
 
-// ttyPath is where this process opens the session's terminal: its name,
-// or, in a terminal instance of the session's own (ttyOnThread), that
-// name under the session leader's root, which is in the session's mount
-// namespace.
-func (p *Process) ttyPath() string {
-	if !p.ttyOwnInstance {
-		return p.ttyName
-	}
-	return "/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/root" + p.ttyName
-}
-
 // SettledWait is the shortest timeout of a poll or select on the terminal
 // that counts as waiting for input: a shorter wait is a program about to
 // act on its own. vim waits 100 ms for a terminal's answers on its way
@@ -92,10 +81,24 @@ const SettledWait = 2 * time.Second
 // side through a kernel work queue; a poll of that side waits for the
 // queue (a bare TIOCINQ does not, and a loaded machine left typed input
 // unseen for longer than a turn's first look), then says whether a read
-// would return.
-func pendingInput(tty string) bool {
-	fd, err := unix.Open(tty, unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+// would return. That side is opened from the master (TIOCGPTPEER), never
+// by a path: the terminal's name under the session leader's root was a
+// path the command makes (a root command chroots into a folder where
+// dev/pts/N is a link to any file of the host's, which this program,
+// outside every sandbox, then opened: red team 42).
+func (p *Process) pendingInput() bool {
+	rc, err := p.input.SyscallConn()
 	if err != nil {
+		return true // cannot tell: assume busy
+	}
+	fd := -1
+	rc.Control(func(m uintptr) {
+		r, _, errno := unix.Syscall(unix.SYS_IOCTL, m, unix.TIOCGPTPEER, uintptr(unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC))
+		if errno == 0 {
+			fd = int(r)
+		}
+	})
+	if fd < 0 {
 		return true // cannot tell: assume busy
 	}
 	defer unix.Close(fd)

@@ -361,3 +361,23 @@ func outsideMarker(t *testing.T) string {
 	t.Cleanup(func() { os.Remove(m.Name()) })
 	return m.Name()
 }
+
+// TestHostGitReaderDependentLinks: a new repository whose configuration
+// and hooks folder are links through /proc/self/cwd, which this program
+// reads from its own working directory and git from the repository's top
+// (red team 42: the host's git status ran the planted fsmonitor, and
+// nothing was told). It is told; and a configuration linked to a
+// process's own stream (/dev/stdin, a pipe no mount takes) fails no later
+// command (red team 42: every command after it failed to start).
+func TestHostGitReaderDependentLinks(t *testing.T) {
+	notes := hostGitAfter(t, []string{`git init -q r && printf '[core]\n\tfsmonitor = "%s"\n' $EVIL > r/x.cfg && rm r/.git/config && ln -s /proc/self/cwd/x.cfg r/.git/config
+mkdir r/h && printf '#!/bin/sh\n%s\n' $EVIL > r/h/pre-commit && chmod +x r/h/pre-commit && rm -rf r/.git/hooks && ln -s /proc/self/cwd/h r/.git/hooks`,
+		`git init -q s && rm s/.git/config && ln -s /dev/stdin s/.git/config`,
+		`echo still runs`,
+	}, []string{"-C", "r", "status"}, []string{"-C", "r", "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "x"})
+	for _, want := range []string{"r/.git/config is reached through a link each process reads as its own", "r/.git/hooks is reached through a link each process reads as its own", "s/.git/config is reached through a link each process reads as its own"} {
+		if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, want) }) {
+			t.Errorf("not told: %q in %q", want, notes)
+		}
+	}
+}

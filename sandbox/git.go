@@ -234,6 +234,10 @@ func (s *gitSurvey) found(f gitFound) {
 	}
 	for _, l := range f.links {
 		s.notes = append(s.notes, fmt.Sprintf("%s is a symbolic link: a mount cannot cover a link, so a command can point it elsewhere (the repository it names now is covered)", l))
+		if readerDependent(l) {
+			s.items[readerKey+l] = errReaderDependent.Error()
+			continue
+		}
 		if t, err := filepath.EvalSymlinks(l); err == nil {
 			if st, err := os.Stat(t); err == nil && st.IsDir() {
 				s.repo(t, filepath.Dir(l))
@@ -288,6 +292,30 @@ func (s *gitSurvey) pointer(p string) {
 	}
 }
 
+// readerKey starts the item of a path in a gitdir (or a hook) that git
+// reads through a link each process reads as its own.
+const readerKey = "reader-dependent "
+
+// readerLinks tells each link in gitdir g (its config, hooks, commondir,
+// index, HEAD, info...) whose way takes a link each process reads as its
+// own (see readerDependent): what the survey reads there is its own
+// working directory's or descriptor's, not what git reads, run in the
+// work tree (red team 42). One listing of g, and a lookup of each link.
+func (s *gitSurvey) readerLinks(g string) {
+	names, types, _, err := listEntries(g)
+	if err != nil {
+		return
+	}
+	for i, name := range names {
+		if types[i]&os.ModeSymlink == 0 {
+			continue
+		}
+		if p := g + "/" + name; readerDependent(p) {
+			s.items[readerKey+p] = errReaderDependent.Error()
+		}
+	}
+}
+
 // processRelative: p reads differently in each process (/proc/self,
 // /proc/thread-self, /dev/fd, /dev/std*), or through another process's
 // view (/proc/<pid>).
@@ -315,6 +343,7 @@ func (s *gitSurvey) repo(g, w string) {
 	}
 	s.seen[g] = true
 	s.gitdirs = append(s.gitdirs, g)
+	s.readerLinks(g)
 	common := g
 	if named := commondirOf(g, s.home); named != "" {
 		if isDir(named) {
@@ -400,6 +429,7 @@ func (s *gitSurvey) repo(g, w string) {
 			}
 			s.seen[admin] = true
 			s.gitdirs = append(s.gitdirs, admin)
+			s.readerLinks(admin)
 			if named := commondirOf(admin, s.home); named != "" && named != g {
 				s.items[filepath.Join(admin, "commondir")+" points to"] = named
 			}
@@ -1095,6 +1125,11 @@ func WatchGit(p policy.Sandbox, workspace string) (GitState, error) {
 				continue
 			}
 			p := filepath.Join(dir, e.Name())
+			if e.Type()&os.ModeSymlink != 0 && readerDependent(p) {
+				// git runs what its own working directory holds there.
+				st.items["hook "+p] = errReaderDependent.Error()
+				continue
+			}
 			info, err := os.Stat(p)
 			if err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 {
 				continue
@@ -1159,6 +1194,8 @@ func gitLine(k, v string) string {
 		return "a remote in git's older form, " + strings.TrimPrefix(k, "legacy remote ") + ", which a push or fetch to that name uses where no configuration names it: " + v
 	case strings.HasPrefix(k, "program "):
 		return "a program the configuration names, " + strings.TrimPrefix(k, "program ") + ", now holds " + v
+	case strings.HasPrefix(k, readerKey):
+		return strings.TrimPrefix(k, readerKey) + " is " + v
 	case strings.HasSuffix(k, " points to"):
 		return fmt.Sprintf("%s %s (that repository's hooks and configuration now come from there)", k, v)
 	}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -31,10 +32,16 @@ func readGitConfig(path string) []gitEntry {
 	// team 26 had a survey keep a harmless reading of a config made
 	// harmful so).
 	f, err := openRegular(path)
-	if errors.Is(err, errNotRegular) {
+	if unchecked(err) {
 		// git reads it (and waits on a FIFO, or reads what a process
-		// writes): what it finds is not known.
-		return []gitEntry{{tooLargeKey, "it is " + errNotRegular.Error()}}
+		// writes, or another file than this one): what it finds is not
+		// known.
+		var pe *os.PathError
+		why := err.Error()
+		if errors.As(err, &pe) {
+			why = pe.Err.Error()
+		}
+		return []gitEntry{{tooLargeKey, "it is " + why}}
 	}
 	if err != nil {
 		return nil

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -280,5 +281,91 @@ func TestGitSurveyWaitsOnNothing(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the survey is waiting on a FIFO or a pipe (20 s)")
+	}
+}
+
+// TestGitSurveyTellsReaderDependentLinks: what a new repository's gitdir
+// reaches through a link each process reads as its own (/proc/self/cwd,
+// /dev/fd/../cwd) is told as not checked. The program reads such a link
+// from its own working directory (the workspace), git from the
+// repository's top: red team 42 had git run a planted fsmonitor, a
+// pre-commit and a common directory's hook that way, and nothing was told.
+func TestGitSurveyTellsReaderDependentLinks(t *testing.T) {
+	g := newGitTree(t)
+	t.Chdir(g.ws) // as a server started in its workspace
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	before, err := WatchGit(p, g.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsmonitor := "[core]\n\tfsmonitor = \"touch /tmp/planted; false\"\n"
+	hook := "#!/bin/sh\ntouch /tmp/planted\n"
+	initRepo := func(r string) {
+		t.Helper()
+		mkdir(t, filepath.Join(g.ws, r))
+		g.git(t, r, "init", "-q")
+	}
+	replace := func(path, target string) {
+		t.Helper()
+		if err := os.RemoveAll(path); err != nil {
+			t.Fatal(err)
+		}
+		symlink(t, target, path)
+	}
+	// The configuration.
+	initRepo("r1")
+	g.write(t, "r1/x.cfg", fsmonitor, 0o644)
+	replace(g.ws+"/r1/.git/config", "/proc/self/cwd/x.cfg")
+	// The hooks folder.
+	initRepo("r2")
+	g.write(t, "r2/h/pre-commit", hook, 0o755)
+	replace(g.ws+"/r2/.git/hooks", "/proc/self/cwd/h")
+	// The common directory, naming a repository outside the workspace.
+	initRepo("r3")
+	evil := filepath.Join(g.root, "evil")
+	if out, err := exec.Command("git", "init", "-q", "--bare", evil).CombinedOutput(); err != nil {
+		t.Fatalf("git init --bare: %v %s", err, out)
+	}
+	if err := os.WriteFile(evil+"/hooks/post-commit", []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g.write(t, "r3/cd", evil+"\n", 0o644)
+	symlink(t, "/proc/self/cwd/cd", g.ws+"/r3/.git/commondir")
+	// One hook, through /dev/fd.
+	initRepo("r4")
+	g.write(t, "r4/evil", hook, 0o755)
+	symlink(t, "/dev/fd/../cwd/evil", g.ws+"/r4/.git/hooks/pre-commit")
+	// The configuration through a plain link first, then the reader's.
+	initRepo("r5")
+	g.write(t, "r5/x.cfg", fsmonitor, 0o644)
+	symlink(t, "/proc/self/cwd/x.cfg", g.ws+"/r5/lnk")
+	replace(g.ws+"/r5/.git/config", "../lnk")
+	// A control: a hooks folder linked plainly is not the reader's.
+	initRepo("r6")
+	g.write(t, "r6/h/pre-commit", hook, 0o755)
+	replace(g.ws+"/r6/.git/hooks", "../h")
+
+	// git, run in the repository, reads the planted configuration.
+	if out := g.git(t, "r1", "config", "core.fsmonitor"); !strings.Contains(out, "/tmp/planted") {
+		t.Fatalf("git in r1 does not read the planted configuration: %q", out)
+	}
+	after, err := WatchGit(p, g.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := strings.Join(after.Since(before), "\n")
+	for _, want := range []string{g.ws + "/r1/.git/config", g.ws + "/r2/.git/hooks", g.ws + "/r3/.git/commondir", g.ws + "/r4/.git/hooks/pre-commit", g.ws + "/r5/.git/config"} {
+		if !slices.ContainsFunc(strings.Split(told, "\n"), func(l string) bool {
+			return strings.Contains(l, want) && strings.Contains(l, "each process reads as its own")
+		}) {
+			t.Errorf("%s, reached through a reader's own link, is not told:\n%s", want, told)
+		}
+	}
+	if strings.Contains(told, g.ws+"/r6/.git/hooks is reached") {
+		t.Errorf("a plainly linked hooks folder is told as a reader's own link:\n%s", told)
+	}
+	if !strings.Contains(told, "an executable hook "+g.ws+"/r6/.git/hooks/pre-commit") {
+		t.Errorf("the plainly linked hooks folder's hook is not told:\n%s", told)
 	}
 }

@@ -225,6 +225,32 @@ func kernelFile(f *os.File) bool {
 	return false
 }
 
+// readerDependent: the way to path takes a link that each process reads
+// as its own — a process's cwd, root or descriptor in /proc (a magic link:
+// /proc/self/cwd, /dev/fd/3, /dev/stdin) — so git, run in another folder
+// (the repository's top), reads another file there than this program
+// does (red team 42 linked a new repository's config and hooks to
+// /proc/self/cwd/...: the program read its own working directory, git
+// the repository, and ran what a command had put there, untold).
+func readerDependent(path string) bool {
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
+	if err == nil {
+		unix.Close(fd)
+		return false
+	}
+	if err != unix.ELOOP {
+		return false
+	}
+	// ELOOP is also too many links: a path whose plain lookup ends
+	// otherwise (found, or not: the reader's own folder may not hold it,
+	// git's does) took a magic link.
+	fd, err = unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err != unix.ELOOP
+}
+
 // stampedLocally: the file system of fd is one whose times the kernel sets
 // as it changes the directory, on this machine.
 func stampedLocally(fd int) bool {

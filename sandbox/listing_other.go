@@ -49,6 +49,9 @@ func openDirFollowing(path string) (*os.File, error) { return os.Open(path) }
 // file's kind before it opens it.
 const noWaitFlags = 0
 
+// readerDependent: not told apart here (no magic links to refuse).
+func readerDependent(string) bool { return false }
+
 // kernelFile: not told apart here.
 func kernelFile(*os.File) bool { return false }
 

@@ -316,6 +316,16 @@ func (s *gitSurvey) readerLinks(g string) {
 	}
 }
 
+// processRelativeCommon tells a commondir file of gitdir g that names a
+// path each process reads as its own (as pointer does a .git file's):
+// git, in the work tree, finds another common directory there — its
+// hooks and configuration — than the survey reads.
+func (s *gitSurvey) processRelativeCommon(g string) {
+	if c := readGitPath(filepath.Join(g, "commondir")); processRelative(c) {
+		s.items[filepath.Join(g, "commondir")+" names"] = c + " (a path each process reads as its own: the common directory git finds there, with its hooks and configuration, is not checked)"
+	}
+}
+
 // processRelative: p reads differently in each process (/proc/self,
 // /proc/thread-self, /dev/fd, /dev/std*), or through another process's
 // view (/proc/<pid>).
@@ -344,6 +354,7 @@ func (s *gitSurvey) repo(g, w string) {
 	s.seen[g] = true
 	s.gitdirs = append(s.gitdirs, g)
 	s.readerLinks(g)
+	s.processRelativeCommon(g)
 	common := g
 	if named := commondirOf(g, s.home); named != "" {
 		if isDir(named) {
@@ -430,6 +441,7 @@ func (s *gitSurvey) repo(g, w string) {
 			s.seen[admin] = true
 			s.gitdirs = append(s.gitdirs, admin)
 			s.readerLinks(admin)
+			s.processRelativeCommon(admin)
 			if named := commondirOf(admin, s.home); named != "" && named != g {
 				s.items[filepath.Join(admin, "commondir")+" points to"] = named
 			}
@@ -736,6 +748,9 @@ func (s *gitSurvey) worktreeNamesBack(file, value string) bool {
 	g := filepath.Dir(file)
 	if b := filepath.Base(file); b != "config" && b != "config.worktree" {
 		return false
+	}
+	if processRelative(strings.TrimSpace(value)) {
+		return false // git reads it as its own: told
 	}
 	w := resolvePath(value, g, s.home)
 	back := readGitdirFile(filepath.Join(w, ".git"))

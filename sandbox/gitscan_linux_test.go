@@ -341,6 +341,11 @@ func TestGitSurveyTellsReaderDependentLinks(t *testing.T) {
 	g.write(t, "r5/x.cfg", fsmonitor, 0o644)
 	symlink(t, "/proc/self/cwd/x.cfg", g.ws+"/r5/lnk")
 	replace(g.ws+"/r5/.git/config", "../lnk")
+	// A commondir naming, as text, a path each process reads as its own:
+	// from the workspace it leads back to the gitdir itself (nothing to
+	// tell, read so), from the repository's top to r7/r7/.git.
+	initRepo("r7")
+	g.write(t, "r7/.git/commondir", "/proc/self/cwd/r7/.git\n", 0o644)
 	// A control: a hooks folder linked plainly is not the reader's.
 	initRepo("r6")
 	g.write(t, "r6/h/pre-commit", hook, 0o755)
@@ -361,6 +366,9 @@ func TestGitSurveyTellsReaderDependentLinks(t *testing.T) {
 		}) {
 			t.Errorf("%s, reached through a reader's own link, is not told:\n%s", want, told)
 		}
+	}
+	if !strings.Contains(told, g.ws+"/r7/.git/commondir names = /proc/self/cwd/r7/.git (a path each process reads as its own") {
+		t.Errorf("a commondir naming /proc/self/cwd/... is not told:\n%s", told)
 	}
 	if strings.Contains(told, g.ws+"/r6/.git/hooks is reached") {
 		t.Errorf("a plainly linked hooks folder is told as a reader's own link:\n%s", told)

@@ -316,16 +316,6 @@ func (s *gitSurvey) readerLinks(g string) {
 	}
 }
 
-// processRelativeCommon tells a commondir file of gitdir g that names a
-// path each process reads as its own (as pointer does a .git file's):
-// git, in the work tree, finds another common directory there — its
-// hooks and configuration — than the survey reads.
-func (s *gitSurvey) processRelativeCommon(g string) {
-	if c := readGitPath(filepath.Join(g, "commondir")); processRelative(c) {
-		s.items[filepath.Join(g, "commondir")+" names"] = c + " (a path each process reads as its own: the common directory git finds there, with its hooks and configuration, is not checked)"
-	}
-}
-
 // processRelative: p reads differently in each process (/proc/self,
 // /proc/thread-self, /dev/fd, /dev/std*), or through another process's
 // view (/proc/<pid>).
@@ -354,9 +344,8 @@ func (s *gitSurvey) repo(g, w string) {
 	s.seen[g] = true
 	s.gitdirs = append(s.gitdirs, g)
 	s.readerLinks(g)
-	s.processRelativeCommon(g)
 	common := g
-	if named := commondirOf(g, s.home); named != "" {
+	if named := s.commondirOf(g); named != "" {
 		if isDir(named) {
 			common = named
 		}
@@ -441,8 +430,7 @@ func (s *gitSurvey) repo(g, w string) {
 			s.seen[admin] = true
 			s.gitdirs = append(s.gitdirs, admin)
 			s.readerLinks(admin)
-			s.processRelativeCommon(admin)
-			if named := commondirOf(admin, s.home); named != "" && named != g {
+			if named := s.commondirOf(admin); named != "" && named != g {
 				s.items[filepath.Join(admin, "commondir")+" points to"] = named
 			}
 			s.configs(admin, g, wt, local)
@@ -935,10 +923,21 @@ func isDir(p string) bool {
 	return err == nil && st.IsDir()
 }
 
-// commondirOf is the directory g's commondir file names (resolved
-// when it exists), "" when g has none.
-func commondirOf(g, home string) string {
+// commondirOf is the directory g's commondir file names (resolved when
+// it exists), "" when g has none. One that names a path each process
+// reads as its own is told (as pointer tells a .git file's): git, in the
+// work tree, finds another common directory there — its hooks and
+// configuration — than the survey reads.
+func (s *gitSurvey) commondirOf(g string) string {
 	c := readGitPath(filepath.Join(g, "commondir"))
+	if processRelative(c) {
+		s.items[filepath.Join(g, "commondir")+" names"] = c + " (a path each process reads as its own: the common directory git finds there, with its hooks and configuration, is not checked)"
+	}
+	return commondirFrom(g, c, s.home)
+}
+
+// commondirFrom resolves c, what gitdir g's commondir file names.
+func commondirFrom(g, c, home string) string {
 	if c == "" {
 		return ""
 	}

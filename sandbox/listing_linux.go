@@ -251,6 +251,17 @@ func readerDependent(path string) bool {
 	return err != unix.ELOOP
 }
 
+// openNoMagicLinks opens path (following links, as git does) with flags,
+// through no magic link (see readerDependent): ELOOP where one is on the
+// way.
+func openNoMagicLinks(path string, flags int) (*os.File, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
 // stampedLocally: the file system of fd is one whose times the kernel sets
 // as it changes the directory, on this machine.
 func stampedLocally(fd int) bool {

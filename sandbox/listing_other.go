@@ -52,6 +52,9 @@ const noWaitFlags = 0
 // readerDependent: not told apart here (no magic links to refuse).
 func readerDependent(string) bool { return false }
 
+// openNoMagicLinks is os.OpenFile here.
+func openNoMagicLinks(path string, flags int) (*os.File, error) { return os.OpenFile(path, flags, 0) }
+
 // kernelFile: not told apart here.
 func kernelFile(*os.File) bool { return false }
 

@@ -27,20 +27,26 @@ func unchecked(err error) bool {
 // its own (the host's requests); a device. The kind is looked at before
 // the open (no device is opened), and again on what was opened (a swap
 // between the two): the open itself never waits (noWaitFlags). Nor is a
-// path read whose way takes a process's own link (errReaderDependent).
+// path read whose way takes a process's own link (errReaderDependent),
+// nor one absent here that git may find through one.
 func openRegular(path string) (*os.File, error) {
-	if readerDependent(path) {
-		return nil, &os.PathError{Op: "open", Path: path, Err: errReaderDependent}
-	}
 	st, err := os.Stat(path)
 	if err != nil {
+		if readerDependent(path) {
+			return nil, &os.PathError{Op: "open", Path: path, Err: errReaderDependent}
+		}
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
 		return nil, &os.PathError{Op: "open", Path: path, Err: errNotRegular}
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|noWaitFlags, 0)
+	// Through no magic link (the open refuses one): the one lookup the
+	// check costs where a path is there.
+	f, err := openNoMagicLinks(path, os.O_RDONLY|noWaitFlags)
 	if err != nil {
+		if readerDependent(path) {
+			return nil, &os.PathError{Op: "open", Path: path, Err: errReaderDependent}
+		}
 		return nil, err
 	}
 	if st, err = f.Stat(); err != nil || !st.Mode().IsRegular() || kernelFile(f) {

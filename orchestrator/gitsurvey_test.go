@@ -381,3 +381,20 @@ mkdir r/h && printf '#!/bin/sh\n%s\n' $EVIL > r/h/pre-commit && chmod +x r/h/pre
 		}
 	}
 }
+
+// TestHostGitDotGitLinkToGitFile: a work tree's .git that is a link to a
+// regular file holding "gitdir: PATH" is read as git reads it, as a .git
+// file (red team 43: only links to folders were followed; the gitdir,
+// put where the search does not go, ran its fsmonitor on the host's git
+// status, untold). A .git link the survey cannot follow is told.
+func TestHostGitDotGitLinkToGitFile(t *testing.T) {
+	notes := hostGitAfter(t, []string{`git init -q sub && git -C sub -c user.name=a -c user.email=a@b commit -q --allow-empty -m x
+mkdir -p node_modules/evil && mv sub/.git node_modules/evil/g && git -C node_modules/evil/g config core.fsmonitor $EVIL
+printf 'gitdir: %s/node_modules/evil/g\n' "$PWD" > gfile && ln -s ../gfile sub/.git
+ln -s loop1 loop2 && ln -s loop2 loop1 && mkdir other && ln -s ../loop1 other/.git`}, []string{"-C", "sub", "status"})
+	for _, want := range []string{"core.fsmonitor", "other/.git"} {
+		if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, want) }) {
+			t.Errorf("%s is not told: %q", want, notes)
+		}
+	}
+}

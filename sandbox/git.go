@@ -3,8 +3,10 @@ package sandbox
 import (
 	"cmp"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -238,10 +240,27 @@ func (s *gitSurvey) found(f gitFound) {
 			s.items[readerKey+l] = errReaderDependent.Error()
 			continue
 		}
-		if t, err := filepath.EvalSymlinks(l); err == nil {
-			if st, err := os.Stat(t); err == nil && st.IsDir() {
-				s.repo(t, filepath.Dir(l))
+		t, err := filepath.EvalSymlinks(l)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				// git may follow what this cannot (a path past
+				// PATH_MAX built whole here, resolved in steps by the
+				// kernel): told, not dropped (red team 43).
+				s.items[l+" names"] = "a link the survey cannot follow (" + err.Error() + "): the repository git finds there is not checked"
 			}
+			continue
+		}
+		switch st, err := os.Stat(t); {
+		case err != nil:
+			s.items[l+" names"] = "a link the survey cannot follow (" + err.Error() + "): the repository git finds there is not checked"
+		case st.IsDir():
+			s.repo(t, filepath.Dir(l))
+		default:
+			// A link to a file holding "gitdir: PATH" is a .git file
+			// to git, its PATH resolved from the link's folder (red
+			// team 43: only links to folders were followed, and the
+			// gitdir it named ran its fsmonitor, untold).
+			s.pointer(l)
 		}
 	}
 	for _, r := range f.truncated {

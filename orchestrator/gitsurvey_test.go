@@ -398,3 +398,40 @@ ln -s loop1 loop2 && ln -s loop2 loop1 && mkdir other && ln -s ../loop1 other/.g
 		}
 	}
 }
+
+// TestHooksFolderLinkedInRepository: a repository that keeps its hooks in
+// the work tree (.git/hooks a link to ../.husky, made by the person before
+// any command) runs commands, and its hooks stay read-only to them (red
+// team 43: the mount onto the link's path was refused, and every command
+// in the workspace failed, exit 125).
+func TestHooksFolderLinkedInRepository(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
+	if out, err := exec.Command("git", "init", "-q", f.ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	if err := os.MkdirAll(filepath.Join(f.ws, ".husky"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.ws, ".husky", "pre-commit"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(f.ws, ".git", "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../.husky", filepath.Join(f.ws, ".git", "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.exec(t, "echo runs; echo planted > .husky/pre-commit && echo written", false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ExitCode == nil || !strings.Contains(r.Output, "runs") || strings.Contains(r.Output, "written") {
+		t.Fatalf("want the command run and the hook left read-only: %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.ws, ".husky", "pre-commit")); strings.Contains(string(b), "planted") {
+		t.Fatal("the hook was rewritten")
+	}
+}

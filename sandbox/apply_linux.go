@@ -381,19 +381,33 @@ func hasRoot(roots []string, path string) bool {
 // only adds flags: those the kernel locks in a user namespace stay), then
 // attached (move_mount).
 func bindReadOnly(src, dst string) error {
-	fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	// The destination is looked up once, following links as the source's
+	// clone does (a .git/hooks that is a link to ../.husky: a mount onto
+	// the link's path itself is refused, and failed every command in the
+	// workspace, red team 43), and the mount goes onto what was looked
+	// up: a link repointed in between cannot move it.
+	// Never through a process's own link (config -> /proc/self/cwd
+	// would have made the workspace read-only; -> /dev/stdin is a pipe
+	// no mount takes, and failed every later command, red team 42):
+	// nothing a mount can keep, the command can repoint the link anyway,
+	// and the repository search tells it as not checked.
+	to, err := unix.Openat2(unix.AT_FDCWD, dst, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) && readerDependent(dst) {
+			return nil // gone since the plan was made, or a reader's own: nothing to protect
+		}
+		return fmt.Errorf("mount: protecting %q (look-up): %w", dst, err)
+	}
+	defer unix.Close(to)
+	var fd int
+	if src == dst {
+		fd, err = unix.OpenTree(to, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
+	} else {
+		fd, err = unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil // gone since the plan was made: nothing to protect
-		}
-		if readerDependent(dst) {
-			// A link through a process's own descriptor or folder
-			// (config -> /dev/stdin: a pipe, which no mount takes):
-			// nothing a mount can keep, and the command can point the
-			// link elsewhere anyway; the repository search tells it
-			// as not checked. Failing here failed every later command
-			// in the workspace (red team 42).
-			return nil
 		}
 		return fmt.Errorf("mount: protecting %q (bind): %w", dst, err)
 	}
@@ -402,7 +416,7 @@ func bindReadOnly(src, dst string) error {
 	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
 		return fmt.Errorf("mount: protecting %q (read-only): %w", dst, err)
 	}
-	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+	if err := unix.MoveMount(fd, "", to, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil
 		}

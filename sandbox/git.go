@@ -299,7 +299,7 @@ func (s *gitSurvey) pointer(p string) {
 	raw := gitdirFileTarget(p)
 	target := readGitdirFile(p)
 	switch {
-	case processRelative(raw):
+	case processRelative(raw) || raw != "" && !filepath.IsAbs(raw) && readerDependent(filepath.Dir(p)+"/"+raw):
 		// Each process reads /proc/self and /dev/fd as its own: git,
 		// run in a work tree, finds another repository there than the
 		// survey can (red team 27 had one run through /proc/self/cwd).
@@ -756,7 +756,7 @@ func (s *gitSurvey) worktreeNamesBack(file, value string) bool {
 	if b := filepath.Base(file); b != "config" && b != "config.worktree" {
 		return false
 	}
-	if processRelative(strings.TrimSpace(value)) {
+	if v := strings.TrimSpace(value); processRelative(v) || !filepath.IsAbs(v) && readerDependent(g+"/"+v) {
 		return false // git reads it as its own: told
 	}
 	w := resolvePath(value, g, s.home)
@@ -773,6 +773,11 @@ func (s *gitSurvey) worktreeNamesBack(file, value string) bool {
 // (.husky/pre-commit), so the parent is covered whole.
 func (s *gitSurvey) hooksPath(dir string) {
 	if filepath.Base(dir) == "_" {
+		// The hooks git runs are in _ itself: listed too (red team 43:
+		// a hook planted in a new worktree's .husky/_ was untold).
+		if !slices.Contains(s.hookDirs, dir) {
+			s.hookDirs = append(s.hookDirs, dir)
+		}
 		dir = filepath.Dir(dir)
 	}
 	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
@@ -949,7 +954,7 @@ func isDir(p string) bool {
 // configuration — than the survey reads.
 func (s *gitSurvey) commondirOf(g string) string {
 	c := readGitPath(filepath.Join(g, "commondir"))
-	if processRelative(c) {
+	if processRelative(c) || c != "" && !filepath.IsAbs(c) && readerDependent(g+"/"+c) {
 		s.items[filepath.Join(g, "commondir")+" names"] = c + " (a path each process reads as its own: the common directory git finds there, with its hooks and configuration, is not checked)"
 	}
 	return commondirFrom(g, c, s.home)

@@ -330,6 +330,9 @@ type gitFound struct {
 	// unreadIndexes are the work trees whose index could not be read as
 	// git reads it: the submodules it records are unknown.
 	unreadIndexes []string
+	// tooDeep: the search of the last root left folders below its depth
+	// bound.
+	tooDeep bool
 }
 
 // findRepos searches each root breadth first, at most GitScanDepth
@@ -347,7 +350,12 @@ func findRepos(roots, tmp, skip []string) gitFound {
 		if slices.Contains(tmp, root) {
 			maxDepth, maxDirs = GitScanTmpDepth, GitScanTmpDirs
 		}
-		if !f.search(root, maxDepth, maxDirs, skip, true) {
+		f.tooDeep = false
+		// A workspace's depth bound is told as its folder bound is (red
+		// team 43 made a repository 257 folders down, untold); /tmp's
+		// (one folder) is the plan's choice, not a bound a command
+		// reaches.
+		if !f.search(root, maxDepth, maxDirs, skip, true) || maxDepth == GitScanDepth && f.tooDeep {
 			f.truncated = append(f.truncated, root)
 		}
 	}
@@ -394,6 +402,7 @@ func (f *gitFound) search(root string, maxDepth, maxDirs int, skip []string, ski
 		// records (red team 24 hid one so).
 		f.take(it.path, l)
 		if it.depth == maxDepth {
+			f.tooDeep = f.tooDeep || len(l.subdirs) > 0
 			continue
 		}
 		for i, name := range l.subdirs {

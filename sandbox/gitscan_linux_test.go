@@ -346,6 +346,11 @@ func TestGitSurveyTellsReaderDependentLinks(t *testing.T) {
 	// tell, read so), from the repository's top to r7/r7/.git.
 	initRepo("r7")
 	g.write(t, "r7/.git/commondir", "/proc/self/cwd/r7/.git\n", 0o644)
+	// A .git file naming a gitdir relative through a link to
+	// /proc/self/cwd (red team 43: the text was looked at only).
+	mkdir(t, g.ws+"/r8")
+	symlink(t, "/proc/self/cwd", g.ws+"/r8/lnk")
+	g.write(t, "r8/.git", "gitdir: lnk/g\n", 0o644)
 	// A control: a hooks folder linked plainly is not the reader's.
 	initRepo("r6")
 	g.write(t, "r6/h/pre-commit", hook, 0o755)
@@ -369,6 +374,9 @@ func TestGitSurveyTellsReaderDependentLinks(t *testing.T) {
 	}
 	if !strings.Contains(told, g.ws+"/r7/.git/commondir names = /proc/self/cwd/r7/.git (a path each process reads as its own") {
 		t.Errorf("a commondir naming /proc/self/cwd/... is not told:\n%s", told)
+	}
+	if !strings.Contains(told, g.ws+"/r8/.git names = lnk/g (a path each process reads as its own") {
+		t.Errorf("a .git file naming a gitdir through a reader's own link is not told:\n%s", told)
 	}
 	if strings.Contains(told, g.ws+"/r6/.git/hooks is reached") {
 		t.Errorf("a plainly linked hooks folder is told as a reader's own link:\n%s", told)

@@ -149,6 +149,33 @@ func TestWatchGitReportsBound(t *testing.T) {
 	}
 }
 
+// TestWatchGitReportsDepthBound: a repository made past the search's
+// depth bound (257 folders down, a path of 514 bytes) is told as the
+// folder bound is: the search stops there (red team 43: untold, and the
+// host's git add, commit and status ran its fsmonitor).
+func TestWatchGitReportsDepthBound(t *testing.T) {
+	ws := gitWorkspace(t)
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp, p.ExcludeTmpdirEnvVar = true, true
+	before, err := WatchGit(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell(t, ws, `mkdir -p $(printf 'd/%.0s' $(seq 255)) && cd $(printf 'd/%.0s' $(seq 255)) && mkdir r && git init -q r`)
+	if news := func() []string { st, _ := WatchGit(p, ws); return st.Since(before) }(); slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, "stopped at its bound") }) {
+		t.Fatalf("a repository within the depth bound is told as past it: %q", news)
+	}
+	shell(t, ws, `cd $(printf 'd/%.0s' $(seq 255)) && mkdir -p d/r && git init -q d/r`)
+	after, err := WatchGit(p, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	news := after.Since(before)
+	if !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, "stopped at its bound") }) {
+		t.Fatalf("the report after a repository past the depth bound says nothing of the bound: %q", news)
+	}
+}
+
 // indexEntry is one version 2/3 entry of an index: mode, flags (the
 // name's length in the low 12 bits), extended flags when flags say so.
 func indexEntry(mode uint32, name string, extended bool) []byte {

@@ -435,3 +435,28 @@ func TestHooksFolderLinkedInRepository(t *testing.T) {
 		t.Fatal("the hook was rewritten")
 	}
 }
+
+// TestHooksLinkLocksNothing: a command that links a new repository's
+// hooks folder to the workspace (a folder holding the link) or to /
+// leaves later commands a writable workspace (red team 44: the
+// protecting mount followed the link and made the workspace read-only
+// for good; each link to / doubled the mounts, until commands failed).
+func TestHooksLinkLocksNothing(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
+	plant := "git init -q r && rm -rf r/.git/hooks && ln -s ../.. r/.git/hooks"
+	for i := range 12 {
+		plant += fmt.Sprintf(" && git init -q s%d && rm -rf s%d/.git/hooks && ln -s / s%d/.git/hooks", i, i, i)
+	}
+	for i, cmd := range []string{plant, "touch still-writable && echo ok", "echo again > still-writable && echo ok"} {
+		r, err := f.exec(t, cmd, false, "")
+		if err != nil {
+			t.Fatalf("command %d: %v", i+1, err)
+		}
+		if r.ExitCode == nil || *r.ExitCode != 0 {
+			t.Fatalf("command %d (%s): %+v", i+1, cmd, r)
+		}
+	}
+}

@@ -136,7 +136,7 @@ func mountLayer(plan Plan) error {
 		return err
 	}
 	for _, p := range kept {
-		if err := bindReadOnly(p, p); err != nil {
+		if err := protect(p, plan.WritableRoots); err != nil {
 			return err
 		}
 	}
@@ -423,6 +423,37 @@ func bindReadOnly(src, dst string) error {
 		return fmt.Errorf("mount: protecting %q (attach): %w", dst, err)
 	}
 	return nil
+}
+
+// protect binds p read-only over itself where it leads into a writable
+// root. A protected path may be a link (a .git/hooks linked to
+// ../.husky), and the mount goes where it leads; but not onto a folder
+// outside every writable root (read-only already), nor onto a writable
+// root or a folder above one: a command that linked a repository's hooks
+// to the workspace, /tmp or / made those read-only for every later
+// command (and, from /tmp, every user's), and each link to / doubled the
+// mounts until commands failed (red team 44); nor onto a folder that holds
+// the link itself, which could then never be removed. What such a link leads to
+// is told by the repository search, not held.
+func protect(p string, roots []string) error {
+	to, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return bindReadOnly(p, p) // its own reasons (absent, a reader's own link)
+	}
+	real, err := os.Readlink("/proc/thread-self/fd/" + strconv.Itoa(to))
+	unix.Close(to)
+	if err != nil {
+		return fmt.Errorf("mount: protecting %q (where it leads): %w", p, err)
+	}
+	switch {
+	case !hasRoot(roots, real), slices.ContainsFunc(roots, func(r string) bool { return r == real || within(r, real) }):
+		return nil
+	case real != p && within(p, real):
+		// A link to a folder that holds it (hooks -> ../.., the
+		// workspace): read-only, it could never be removed again.
+		return nil
+	}
+	return bindReadOnly(p, p)
 }
 
 // hide covers a directory with an empty read-only tmpfs and a file with

@@ -393,7 +393,9 @@ func bindReadOnly(src, dst string) error {
 	// and the repository search tells it as not checked.
 	to, err := unix.Openat2(unix.AT_FDCWD, dst, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
 	if err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) && readerDependent(dst) {
+		// A reader's own link is skipped only where dst is protected
+		// over itself: a path to hide (src /dev/null) fails closed.
+		if errors.Is(err, unix.ENOENT) || src == dst && errors.Is(err, unix.ELOOP) && readerDependent(dst) {
 			return nil // gone since the plan was made, or a reader's own: nothing to protect
 		}
 		return fmt.Errorf("mount: protecting %q (look-up): %w", dst, err)

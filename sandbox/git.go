@@ -55,11 +55,10 @@ type gitSurvey struct {
 	makeFiles []string // absent files to make (empty) so that they can be covered
 	hookDirs  []string // directories git takes hooks from
 	notes     []string
-	// unreadable gives the paths commands cannot read (deny_read, as
-	// unreadableTargets gives them): what they hold is never told. Asked
-	// only when something is to be fingerprinted (it resolves every
-	// entry: a survey of its own).
-	unreadable func() []string
+	// fc keeps the survey from reading or listing, for a command, what
+	// the command cannot (see fence): every file and folder it tells of
+	// is read through it.
+	fc *fence
 	// items are what makes git run a program (see GitState); noted are
 	// the configuration files whose entries are in it.
 	items  map[string]string
@@ -72,8 +71,8 @@ type gitSurvey struct {
 	globalFiles []string
 }
 
-func newGitSurvey(roots []string, home string, commit bool, commandEnv ...string) *gitSurvey {
-	s := &gitSurvey{roots: roots, home: home, commit: commit, seen: map[string]bool{}, items: map[string]string{}, noted: map[string]bool{}, parsed: map[string][]gitEntry{}}
+func newGitSurvey(roots []string, home string, commit bool, fc *fence, commandEnv ...string) *gitSurvey {
+	s := &gitSurvey{roots: roots, home: home, commit: commit, fc: fc, seen: map[string]bool{}, items: map[string]string{}, noted: map[string]bool{}, parsed: map[string][]gitEntry{}}
 	// The user's files as this program's git finds them, and as the
 	// commands' environment ([env] set) has their git find them.
 	users := userConfigs(home, os.Getenv)
@@ -240,9 +239,9 @@ func (s *gitSurvey) found(f gitFound) {
 			s.items[readerKey+l] = errReaderDependent.Error()
 			continue
 		}
-		t, err := filepath.EvalSymlinks(l)
+		t, err := s.fc.resolve(l)
 		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
+			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errFenced) {
 				// git may follow what this cannot (a path past
 				// PATH_MAX built whole here, resolved in steps by the
 				// kernel): told, not dropped (red team 43).
@@ -287,7 +286,7 @@ func (s *gitSurvey) seed(p string) {
 	case st.Mode().IsRegular():
 		s.pointer(p)
 	default:
-		if t, err := filepath.EvalSymlinks(p); err == nil {
+		if t, err := s.fc.resolve(p); err == nil {
 			s.repo(t, filepath.Dir(p))
 		}
 	}
@@ -296,8 +295,8 @@ func (s *gitSurvey) seed(p string) {
 // pointer covers a .git file and the repository it names.
 func (s *gitSurvey) pointer(p string) {
 	s.keep(p)
-	raw := gitdirFileTarget(p)
-	target := readGitdirFile(p)
+	raw := gitdirFileTarget(s.fc, p)
+	target := readGitdirFile(s.fc, p)
 	switch {
 	case processRelative(raw) || raw != "" && !filepath.IsAbs(raw) && readerDependent(filepath.Dir(p)+"/"+raw):
 		// Each process reads /proc/self and /dev/fd as its own: git,
@@ -344,8 +343,8 @@ func processRelative(p string) bool {
 
 // gitdirFileTarget is the path a .git file names, as written ("" when it
 // names none).
-func gitdirFileTarget(dotgit string) string {
-	b, ok := readGitFile(dotgit, maxGitdirFile)
+func gitdirFileTarget(fc *fence, dotgit string) string {
+	b, ok := readGitFile(fc, dotgit, maxGitdirFile)
 	if !ok {
 		return ""
 	}
@@ -361,6 +360,12 @@ func (s *gitSurvey) repo(g, w string) {
 		return
 	}
 	s.seen[g] = true
+	if s.fc.unlistable(g) {
+		// A .git, commondir or modules/ entry naming ~/.ssh, or the
+		// home (red team 44): nothing in it is read for a command.
+		s.fc.refuse(g, errFencedFolder)
+		return
+	}
 	s.gitdirs = append(s.gitdirs, g)
 	s.readerLinks(g)
 	common := g
@@ -377,7 +382,7 @@ func (s *gitSurvey) repo(g, w string) {
 	// its hooks and what its configuration names relative from there).
 	src := local
 	if common != g {
-		src = readGitConfig(filepath.Join(g, "config.worktree"))
+		src = readGitConfig(s.fc, filepath.Join(g, "config.worktree"))
 	}
 	if wt := lastValue(src, "core.worktree"); wt != "" {
 		w = resolvePath(wt, g, s.home)
@@ -415,7 +420,7 @@ func (s *gitSurvey) repo(g, w string) {
 	// Remotes of git's older files (remotes/<name>, branches/<name>),
 	// which git no longer writes: each is told, with what it holds.
 	for _, dir := range []string{"remotes", "branches"} {
-		entries, _ := os.ReadDir(filepath.Join(g, dir))
+		entries, _ := s.fc.readDir(filepath.Join(g, dir))
 		for _, e := range entries {
 			p := filepath.Join(g, dir, e.Name())
 			s.items["legacy remote "+p] = s.fingerprint(p)
@@ -423,7 +428,7 @@ func (s *gitSurvey) repo(g, w string) {
 	}
 	// The repository's linked worktrees: their own gitdirs here, each
 	// with a .git file in its work tree.
-	if ids, err := os.ReadDir(filepath.Join(g, "worktrees")); err == nil {
+	if ids, err := s.fc.readDir(filepath.Join(g, "worktrees")); err == nil {
 		for i, id := range ids {
 			if i == maxModules {
 				s.items["bound "+filepath.Join(g, "worktrees")] = "the search of a repository's worktrees stopped at its bound here: one past it is not checked"
@@ -439,7 +444,7 @@ func (s *gitSurvey) repo(g, w string) {
 				}
 			}
 			wt := ""
-			if dotgit := readGitPath(filepath.Join(admin, "gitdir")); dotgit != "" {
+			if dotgit := readGitPath(s.fc, filepath.Join(admin, "gitdir")); dotgit != "" {
 				dotgit = resolvePath(dotgit, admin, s.home)
 				wt = filepath.Dir(dotgit)
 				if st, err := os.Lstat(dotgit); err == nil && st.Mode().IsRegular() {
@@ -469,7 +474,7 @@ func (s *gitSurvey) repo(g, w string) {
 func (s *gitSurvey) paused(g string) {
 	var runs []string
 	for _, todo := range []string{"rebase-merge/git-rebase-todo", "sequencer/todo"} {
-		text, _ := readGitFile(filepath.Join(g, todo), maxGitConfig)
+		text, _ := readGitFile(s.fc, filepath.Join(g, todo), maxGitConfig)
 		for _, line := range strings.Split(text, "\n") {
 			f := strings.Fields(line)
 			if len(f) > 1 && (f[0] == "exec" || f[0] == "x") {
@@ -478,10 +483,10 @@ func (s *gitSurvey) paused(g string) {
 		}
 	}
 	strategies := []string{}
-	if st := readOneliner(filepath.Join(g, "rebase-merge/strategy")); st != "" {
+	if st := readOneliner(s.fc, filepath.Join(g, "rebase-merge/strategy")); st != "" {
 		strategies = append(strategies, st)
 	}
-	if opts := readGitConfig(filepath.Join(g, "sequencer/opts")); opts != nil {
+	if opts := readGitConfig(s.fc, filepath.Join(g, "sequencer/opts")); opts != nil {
 		if st := lastValue(opts, "options.strategy"); st != "" {
 			strategies = append(strategies, st)
 		}
@@ -528,7 +533,11 @@ func (s *gitSurvey) modules(dir string) {
 		}
 		var nexts []next
 		for i, name := range l.subdirs {
-			nexts = append(nexts, next{joinName(d, name), fileKey{dev: l.dev, ino: l.subIno[i]}})
+			if p := joinName(d, name); !s.fc.childBlocked(p) {
+				nexts = append(nexts, next{p, fileKey{dev: l.dev, ino: l.subIno[i]}})
+			} else {
+				s.fc.refuse(p, errFencedFolder)
+			}
 		}
 		links := l.links
 		switch {
@@ -539,8 +548,12 @@ func (s *gitSurvey) modules(dir string) {
 		}
 		for _, name := range links {
 			p := joinName(d, name)
-			real, err := filepath.EvalSymlinks(p)
+			real, err := s.fc.resolve(p)
 			if err != nil || !isDir(real) {
+				continue
+			}
+			if s.fc.unlistable(real) {
+				s.fc.refuse(p, errFencedFolder)
 				continue
 			}
 			s.items[p+" points to"] = real
@@ -559,7 +572,10 @@ func (s *gitSurvey) modules(dir string) {
 			walk(n.path, n.via, depth+1)
 		}
 	}
-	walk(dir, fileKey{}, 0)
+	// modules/ itself may be a link (to the home: red team 44).
+	if s.fc.listable(dir) {
+		walk(dir, fileKey{}, 0)
+	}
 }
 
 // maxModules bounds the folders (and links) of one modules/ folder read,
@@ -654,8 +670,13 @@ func (s *gitSurvey) programs(e gitEntry, base string) {
 			continue
 		}
 		p := resolvePath(word, base, s.home)
+		if _, err := s.fc.locate(p); errors.Is(err, errFenced) {
+			// Told the same whether it is there or not.
+			s.items["program "+p] = "in a path commands cannot read (not read)"
+			continue
+		}
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			if real, err := filepath.EvalSymlinks(p); err == nil {
+			if real, err := s.fc.locate(p); err == nil {
 				s.keep(real)
 				// Kept read-only only inside the writable roots: what it
 				// holds is told again whenever it changes (red team 24
@@ -689,23 +710,24 @@ func systemFile(p string) bool {
 // model about a secret (red team 30 named ~/.ssh/id_rsa as a program in
 // a config and read the first 96 bits of its sha256 from the note).
 func (s *gitSurvey) fingerprint(path string) string {
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return "unreadable: " + err.Error()
-	}
+	real, err := s.fc.locate(path)
 	switch {
-	case s.unreadable != nil && slices.ContainsFunc(s.unreadable(), func(d string) bool { return real == d || within(real, d) }):
+	case errors.Is(err, errFenced):
+		// The same whether it is there or not (red team 44 told the
+		// two apart by the error).
 		return "in a path commands cannot read (not read)"
+	case err != nil:
+		return "unreadable: " + err.Error()
 	case !s.inRoots(real) && real != "/dev/shm" && !within(real, "/dev/shm"):
 		return "outside what commands can write (not read)"
 	}
-	return contentOf(real)
+	return contentOf(s.fc, real)
 }
 
 // contentOf identifies what the file at path holds: its size and a hash
 // of its content, read each time (see readGitConfig).
-func contentOf(path string) string {
-	f, err := openRegular(path)
+func contentOf(fc *fence, path string) string {
+	f, err := fc.open(path)
 	if err != nil {
 		return "unreadable: " + err.Error()
 	}
@@ -760,7 +782,7 @@ func (s *gitSurvey) worktreeNamesBack(file, value string) bool {
 		return false // git reads it as its own: told
 	}
 	w := resolvePath(value, g, s.home)
-	back := readGitdirFile(filepath.Join(w, ".git"))
+	back := readGitdirFile(s.fc, filepath.Join(w, ".git"))
 	if back == "" {
 		return false
 	}
@@ -780,7 +802,7 @@ func (s *gitSurvey) hooksPath(dir string) {
 		}
 		dir = filepath.Dir(dir)
 	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+	if real, err := s.fc.locate(dir); err == nil && real != dir {
 		if s.inRoots(dir) {
 			s.notes = append(s.notes, fmt.Sprintf("the hooks folder %s goes through a symbolic link: a mount cannot cover a link, so a command can point it elsewhere (where it points now is covered)", dir))
 		}
@@ -808,7 +830,7 @@ func (s *gitSurvey) readConfig(path string, depth int, each func(file string, e 
 			// leads); it is covered where it really is.
 			inc := resolvePath(e.value, filepath.Dir(path), s.home)
 			real := inc
-			if r, err := filepath.EvalSymlinks(inc); err == nil {
+			if r, err := s.fc.locate(inc); err == nil {
 				real = r
 			}
 			if s.inGitdir(real) {
@@ -831,7 +853,7 @@ func (s *gitSurvey) parse(path string) []gitEntry {
 	if e, ok := s.parsed[path]; ok {
 		return e
 	}
-	e := readGitConfig(path)
+	e := readGitConfig(s.fc, path)
 	s.parsed[path] = e
 	return e
 }
@@ -841,8 +863,8 @@ func (s *gitSurvey) parse(path string) []gitEntry {
 // the whole file, up to maxGitdirFile, its trailing line ends dropped (a
 // path followed by thousands of newlines is git's as well: red team 18
 // hid a gitdir so behind a first 4 KiB the survey read alone).
-func readGitdirFile(dotgit string) string {
-	b, ok := readGitFile(dotgit, maxGitdirFile)
+func readGitdirFile(fc *fence, dotgit string) string {
+	b, ok := readGitFile(fc, dotgit, maxGitdirFile)
 	if !ok {
 		return ""
 	}
@@ -852,7 +874,7 @@ func readGitdirFile(dotgit string) string {
 	if !ok || target == "" || processRelative(target) {
 		return ""
 	}
-	return resolveFrom(filepath.Dir(dotgit), target)
+	return resolveFrom(fc, filepath.Dir(dotgit), target)
 }
 
 // readGitFile reads a small file as git reads a .git file, a commondir
@@ -860,8 +882,8 @@ func readGitdirFile(dotgit string) string {
 // max bytes (git refuses a larger .git file), its trailing CRs and LFs
 // dropped and nothing else; ok is false when it is no regular file of
 // that size.
-func readGitFile(path string, max int64) (string, bool) {
-	b, ok := readGitBytes(path, max)
+func readGitFile(fc *fence, path string, max int64) (string, bool) {
+	b, ok := readGitBytes(fc, path, max)
 	if !ok {
 		return "", false
 	}
@@ -870,8 +892,8 @@ func readGitFile(path string, max int64) (string, bool) {
 
 // readGitBytes is the regular file at path whole, if it holds at most max
 // bytes.
-func readGitBytes(path string, max int64) ([]byte, bool) {
-	f, err := openRegular(path)
+func readGitBytes(fc *fence, path string, max int64) ([]byte, bool) {
+	f, err := fc.open(path)
 	if err != nil {
 		return nil, false
 	}
@@ -899,8 +921,8 @@ func cString(s string) string {
 // files (read_oneliner): one trailing LF dropped, and one CR before it,
 // no more (strategy "ort\r\n\r\n" is "ort\r\n" to git, which then runs
 // git-merge-ort\r\n); up to a NUL.
-func readOneliner(path string) string {
-	b, _ := readGitBytes(path, maxGitdirFile)
+func readOneliner(fc *fence, path string) string {
+	b, _ := readGitBytes(fc, path, maxGitdirFile)
 	s := string(b)
 	if t, ok := strings.CutSuffix(s, "\n"); ok {
 		s = strings.TrimSuffix(t, "\r")
@@ -914,8 +936,8 @@ const maxGitdirFile = 1 << 20
 // readGitPath is a commondir or gitdir file's path as git reads it (see
 // readGitFile): not its first line trimmed — git keeps what follows a
 // newline inside, and spaces; "" if none.
-func readGitPath(path string) string {
-	b, _ := readGitFile(path, maxGitdirFile)
+func readGitPath(fc *fence, path string) string {
+	b, _ := readGitFile(fc, path, maxGitdirFile)
 	return b
 }
 
@@ -953,19 +975,19 @@ func isDir(p string) bool {
 // work tree, finds another common directory there — its hooks and
 // configuration — than the survey reads.
 func (s *gitSurvey) commondirOf(g string) string {
-	c := readGitPath(filepath.Join(g, "commondir"))
+	c := readGitPath(s.fc, filepath.Join(g, "commondir"))
 	if processRelative(c) || c != "" && !filepath.IsAbs(c) && readerDependent(g+"/"+c) {
 		s.items[filepath.Join(g, "commondir")+" names"] = c + " (a path each process reads as its own: the common directory git finds there, with its hooks and configuration, is not checked)"
 	}
-	return commondirFrom(g, c, s.home)
+	return commondirFrom(s.fc, g, c, s.home)
 }
 
 // commondirFrom resolves c, what gitdir g's commondir file names.
-func commondirFrom(g, c, home string) string {
+func commondirFrom(fc *fence, g, c, home string) string {
 	if c == "" {
 		return ""
 	}
-	if r := resolveFrom(g, c); r != "" {
+	if r := resolveFrom(fc, g, c); r != "" {
 		return r
 	}
 	return resolvePath(c, g, home)
@@ -1057,14 +1079,14 @@ func isGitTrue(v string) bool {
 // core.worktree): a command cannot write a .git file that widens its
 // reach to any repository on the machine. The gitdir and its common
 // directory are returned, resolved; notes say what was refused.
-func gitRoots(roots []string, home string) (extra, notes []string) {
+func gitRoots(roots []string, home string, fc *fence) (extra, notes []string) {
 	for _, r := range roots {
 		dotgit := filepath.Join(r, ".git")
 		st, err := os.Lstat(dotgit)
 		if err != nil || !st.Mode().IsRegular() {
 			continue
 		}
-		g := readGitdirFile(dotgit)
+		g := readGitdirFile(fc, dotgit)
 		if g == "" || slices.ContainsFunc(roots, func(x string) bool { return g == x || within(g, x) }) {
 			continue
 		}
@@ -1075,9 +1097,9 @@ func gitRoots(roots []string, home string) (extra, notes []string) {
 			continue
 		}
 		back := ""
-		if b := readGitPath(filepath.Join(g, "gitdir")); b != "" {
+		if b := readGitPath(fc, filepath.Join(g, "gitdir")); b != "" {
 			back = resolvePath(b, g, home)
-		} else if wt := lastValue(readGitConfig(filepath.Join(g, "config")), "core.worktree"); wt != "" {
+		} else if wt := lastValue(readGitConfig(fc, filepath.Join(g, "config")), "core.worktree"); wt != "" {
 			back = filepath.Join(resolvePath(wt, g, home), ".git")
 		}
 		if real, err := filepath.EvalSymlinks(back); err == nil {
@@ -1088,11 +1110,11 @@ func gitRoots(roots []string, home string) (extra, notes []string) {
 			continue
 		}
 		extra = append(extra, g)
-		if c := readGitPath(filepath.Join(g, "commondir")); c != "" {
+		if c := readGitPath(fc, filepath.Join(g, "commondir")); c != "" {
 			// A linked worktree's gitdir is <common>/worktrees/<name>:
 			// only that common directory is one it commits into. Any
 			// other the file names would be made writable on its word.
-			common := resolveFrom(g, c)
+			common := resolveFrom(fc, g, c)
 			parent := filepath.Dir(g)
 			switch {
 			case common == "":
@@ -1109,15 +1131,28 @@ func gitRoots(roots []string, home string) (extra, notes []string) {
 // survey searches the writable roots (but the unreadable paths in them)
 // for repositories, adds the .git paths the policy protects by name, and
 // covers what it found.
-func survey(roots, tmp, deny, seeds []string, unreadable func() []string, home string, commit bool, commandEnv []string) *gitSurvey {
-	s := newGitSurvey(roots, home, commit, commandEnv...)
-	s.unreadable = unreadable
-	s.found(findRepos(roots, tmp, deny))
+func survey(roots, tmp, deny, seeds []string, fc *fence, home string, commit bool, commandEnv []string) *gitSurvey {
+	fc.roots = roots
+	s := newGitSurvey(roots, home, commit, fc, commandEnv...)
+	s.found(findRepos(roots, tmp, deny, fc))
 	for _, p := range seeds {
 		s.seed(p)
 	}
+	s.tellRefused()
 	return s
 }
+
+// tellRefused makes an item of each path git reads that the survey did
+// not read for a command (see fence): told as such, never what it holds.
+func (s *gitSurvey) tellRefused() {
+	for p, why := range s.fc.refused {
+		s.items[fencedKey+p] = why
+	}
+}
+
+// fencedKey starts the item of a path git reads that the survey did not
+// (see fence).
+const fencedKey = "fenced "
 
 // GitState is what, in the repositories under the writable roots, makes
 // git run a program: executable hooks; the settings of their
@@ -1149,12 +1184,15 @@ func WatchGit(p policy.Sandbox, workspace string) (GitState, error) {
 	if err != nil {
 		return GitState{}, err
 	}
-	extra, _ := gitRoots(roots, home)
+	fc := newFence(sync.OnceValue(func() []string { return unreadableTargets(p, ws) }))
+	extra, _ := gitRoots(roots, home, fc)
 	roots = dedupe(append(roots, extra...))
-	s := survey(roots, tmp, nil, nil, sync.OnceValue(func() []string { return unreadableTargets(p, ws) }), home, true, p.CommandEnv)
+	s := survey(roots, tmp, nil, nil, fc, home, true, p.CommandEnv)
 	st := GitState{items: s.items}
 	for _, dir := range s.hookDirs {
-		entries, err := os.ReadDir(dir)
+		// Listed only where commands can list it (a hooks folder linked
+		// to ~/.ssh told its names: red team 44).
+		entries, err := s.fc.readDir(dir)
 		if err != nil {
 			continue
 		}
@@ -1168,7 +1206,17 @@ func WatchGit(p policy.Sandbox, workspace string) (GitState, error) {
 				st.items["hook "+p] = errReaderDependent.Error()
 				continue
 			}
-			info, err := os.Stat(p)
+			real := p
+			if e.Type()&os.ModeSymlink != 0 {
+				r, err := s.fc.locate(p)
+				if errors.Is(err, errFenced) {
+					// Whether it is there, and executable, is not told.
+					st.items["hook "+p] = fencedHook
+					continue
+				}
+				real = r
+			}
+			info, err := os.Stat(real)
 			if err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 {
 				continue
 			}
@@ -1176,16 +1224,18 @@ func WatchGit(p policy.Sandbox, workspace string) (GitState, error) {
 			// no plan covers (/dev/shm) was told once, then rewritten at
 			// the same size, untold (red team 24).
 			v := "executable, " + s.fingerprint(p)
-			if e.Type()&os.ModeSymlink != 0 {
-				if real, err := filepath.EvalSymlinks(p); err == nil {
-					v = "a symbolic link to " + real + " (a mount cannot keep what it points to), " + v
-				}
+			if real != p {
+				v = "a symbolic link to " + real + " (a mount cannot keep what it points to), " + v
 			}
 			st.items["hook "+p] = v
 		}
 	}
+	s.tellRefused()
 	return st, nil
 }
+
+// fencedHook is what a hook linked into an unreadable path is told as.
+const fencedHook = "a symbolic link to what is in a path commands cannot read: git runs what it finds there, which is not read (nor whether it is there, or executable)"
 
 // Len is the number of things in the state.
 func (s GitState) Len() int { return len(s.items) }
@@ -1226,6 +1276,8 @@ func (s GitState) Unchecked(baseline GitState) []string {
 // gitLine is one item of a state, for people.
 func gitLine(k, v string) string {
 	switch {
+	case strings.HasPrefix(k, "hook ") && v == fencedHook:
+		return "a hook " + strings.TrimPrefix(k, "hook ") + " (" + v + ")"
 	case strings.HasPrefix(k, "hook "):
 		return "an executable hook " + strings.TrimPrefix(k, "hook ") + " (" + v + ")"
 	case strings.HasPrefix(k, "legacy remote "):
@@ -1234,6 +1286,8 @@ func gitLine(k, v string) string {
 		return "a program the configuration names, " + strings.TrimPrefix(k, "program ") + ", now holds " + v
 	case strings.HasPrefix(k, readerKey):
 		return strings.TrimPrefix(k, readerKey) + " is " + v
+	case strings.HasPrefix(k, fencedKey):
+		return "git reads " + strings.TrimPrefix(k, fencedKey) + ", which is " + v
 	case strings.HasSuffix(k, " points to"):
 		return fmt.Sprintf("%s %s (that repository's hooks and configuration now come from there)", k, v)
 	}

@@ -386,11 +386,11 @@ func TestDirCache(t *testing.T) {
 	if l, _ := listDir(dir, fileKey{}); l.mark&markDotGitDir == 0 {
 		t.Fatalf("a new .git was missed: %+v", l)
 	}
-	if f := findRepos([]string{dir}, nil, nil); len(f.dotGitDirs) != 1 {
+	if f := findRepos([]string{dir}, nil, nil, nil); len(f.dotGitDirs) != 1 {
 		t.Fatalf("findRepos: %+v", f)
 	}
 	os.Remove(dir + "/.git")
-	if f := findRepos([]string{dir}, nil, nil); len(f.dotGitDirs) != 0 {
+	if f := findRepos([]string{dir}, nil, nil, nil); len(f.dotGitDirs) != 0 {
 		t.Fatalf("findRepos after the .git went: %+v", f)
 	}
 
@@ -458,7 +458,7 @@ func watchedNow(dir string) bool {
 func TestDirCacheFolderAboveMoved(t *testing.T) {
 	ws := t.TempDir()
 	mkdir(t, ws+"/decoy/proj")
-	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 0 {
+	if f := findRepos([]string{ws}, nil, nil, nil); len(f.dotGitDirs) != 0 {
 		t.Fatalf("findRepos: %+v", f)
 	}
 	if !watchedNow(ws + "/decoy/proj") {
@@ -468,7 +468,7 @@ func TestDirCacheFolderAboveMoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	mkdir(t, ws+"/decoy/proj/.git")
-	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 {
+	if f := findRepos([]string{ws}, nil, nil, nil); len(f.dotGitDirs) != 1 {
 		t.Fatalf("the .git in a folder put where a watched one was is missed: %+v", f)
 	}
 }
@@ -478,7 +478,7 @@ func TestDirCacheFolderAboveMoved(t *testing.T) {
 func TestGitSurveyFoldsCase(t *testing.T) {
 	ws := t.TempDir()
 	mkdir(t, ws+"/proj/.GIT")
-	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 {
+	if f := findRepos([]string{ws}, nil, nil, nil); len(f.dotGitDirs) != 1 {
 		t.Fatalf("a .GIT was missed: %+v", f)
 	}
 }
@@ -504,11 +504,11 @@ func TestFindReposBound(t *testing.T) {
 		mkdir(t, fmt.Sprintf("%s/d%04d", root, i))
 	}
 	mkdir(t, root+"/.git")
-	f := findRepos([]string{root}, nil, nil)
+	f := findRepos([]string{root}, nil, nil, nil)
 	if !slices.Equal(f.truncated, []string{root}) || len(f.dotGitDirs) != 1 {
 		t.Fatalf("%+v", f)
 	}
-	f = findRepos([]string{root}, []string{root}, nil)
+	f = findRepos([]string{root}, []string{root}, nil, nil)
 	if !slices.Equal(f.truncated, []string{root}) {
 		t.Fatalf("a temporary directory's bound: %+v", f)
 	}
@@ -652,19 +652,19 @@ func TestCompileGitPlantedGitdir(t *testing.T) {
 func TestDirCacheOneFolderTwoPaths(t *testing.T) {
 	ws := t.TempDir()
 	mkdir(t, ws+"/decoy/proj")
-	findRepos([]string{ws}, nil, nil)
+	findRepos([]string{ws}, nil, nil, nil)
 	if !watchedNow(ws + "/decoy/proj") {
 		t.Skip("no inotify here")
 	}
 	if err := os.Rename(ws+"/decoy", ws+"/old"); err != nil {
 		t.Fatal(err)
 	}
-	findRepos([]string{ws}, nil, nil)
+	findRepos([]string{ws}, nil, nil, nil)
 	if err := os.Rename(ws+"/old", ws+"/decoy"); err != nil {
 		t.Fatal(err)
 	}
 	mkdir(t, ws+"/decoy/proj/.git")
-	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 {
+	if f := findRepos([]string{ws}, nil, nil, nil); len(f.dotGitDirs) != 1 {
 		t.Fatalf("the .git made in a folder read under two paths is missed: %+v", f)
 	}
 }
@@ -681,7 +681,7 @@ func TestGitFilesReadAsGitDoes(t *testing.T) {
 	if err := os.WriteFile(dotgit, []byte("gitdir: gitdir"+strings.Repeat("\n", 5000)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := readGitdirFile(dotgit); got != filepath.Join(dir, "gitdir") {
+	if got := readGitdirFile(nil, dotgit); got != filepath.Join(dir, "gitdir") {
 		t.Errorf("readGitdirFile of a padded .git file = %q", got)
 	}
 	config := filepath.Join(dir, "config")
@@ -689,7 +689,7 @@ func TestGitFilesReadAsGitDoes(t *testing.T) {
 	if err := os.WriteFile(config, []byte(big), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	entries := readGitConfig(config)
+	entries := readGitConfig(nil, config)
 	if !slices.ContainsFunc(entries, func(e gitEntry) bool { return noteworthy(e.key, e.value) }) {
 		t.Errorf("a configuration with core.fsmonitor past %d bytes runs no program: %v", maxGitConfig, entries)
 	}

@@ -26,12 +26,12 @@ const tooLargeKey = "unified-exec.unread"
 // readGitConfig parses the configuration file at path (its first
 // maxGitConfig bytes, and tooLargeKey for the rest); nil when it cannot
 // be read.
-func readGitConfig(path string) []gitEntry {
+func readGitConfig(fc *fence, path string) []gitEntry {
 	// Read each time, not kept by the file's status: a write through a
 	// shared mapping to a page already dirty moves no change time (red
 	// team 26 had a survey keep a harmless reading of a config made
 	// harmful so).
-	f, err := openRegular(path)
+	f, err := fc.open(path)
 	if unchecked(err) {
 		// git reads it (and waits on a FIFO, or reads what a process
 		// writes, or another file than this one): what it finds is not

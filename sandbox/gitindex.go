@@ -30,8 +30,8 @@ import (
 // submodule, every name of the shared index is a candidate (red team 19
 // hid a submodule so), and the caller looks for a populated one there.
 // sparse are the folders a sparse index folds (see parsedIndex.sparse).
-func gitlinks(gitdir string, hashSize int) (links, sparse []string, ok bool) {
-	main := indexGitlinks(filepath.Join(gitdir, "index"), hashSize)
+func gitlinks(fc *fence, gitdir string, hashSize int) (links, sparse []string, ok bool) {
+	main := indexGitlinks(fc, filepath.Join(gitdir, "index"), hashSize)
 	if !main.ok {
 		return main.links, main.sparse, false
 	}
@@ -39,7 +39,7 @@ func gitlinks(gitdir string, hashSize int) (links, sparse []string, ok bool) {
 	if main.shared == "" {
 		return links, sparse, !main.anonymous
 	}
-	shared := indexGitlinks(filepath.Join(gitdir, "sharedindex."+main.shared), hashSize)
+	shared := indexGitlinks(fc, filepath.Join(gitdir, "sharedindex."+main.shared), hashSize)
 	links = append(links, shared.links...)
 	sparse = append(sparse, shared.sparse...)
 	if main.anonymous {
@@ -52,15 +52,15 @@ func gitlinks(gitdir string, hashSize int) (links, sparse []string, ok bool) {
 // repositories found record (see gitlinks), and theirs in turn: a
 // populated one (its .git there) is a repository git enters. At most
 // maxGitlinks are followed; past that the work tree counts as truncated.
-func (f *gitFound) followGitlinks() {
+func (f *gitFound) followGitlinks(fc *fence) {
 	seen := map[string]bool{}
-	queue := f.reposSince(foundCount{}, seen)
+	queue := f.reposSince(fc, foundCount{}, seen)
 	followed := 0
 	for len(queue) > 0 {
 		r := queue[0]
 		queue = queue[1:]
-		hash, worktree := gitdirSettings(r.gitdir)
-		links, sparse, ok := gitlinks(r.gitdir, hash)
+		hash, worktree := gitdirSettings(fc, r.gitdir)
+		links, sparse, ok := gitlinks(fc, r.gitdir, hash)
 		if !ok {
 			f.unreadIndexes = append(f.unreadIndexes, r.tree)
 		}
@@ -82,14 +82,17 @@ func (f *gitFound) followGitlinks() {
 					continue
 				}
 				seen[p] = true
-				if _, err := os.Lstat(p); err != nil {
+				// Searched where it really is, and not where commands
+				// cannot list (core.worktree may name any folder).
+				real, err := fc.resolve(p)
+				if err != nil || !fc.listable(real) {
 					continue
 				}
 				n := f.count()
-				if !f.search(p, math.MaxInt, GitScanDirs, nil, false) {
+				if !f.search(fc, real, math.MaxInt, GitScanDirs, nil, false) {
 					f.truncated = append(f.truncated, p)
 				}
-				queue = append(queue, f.reposSince(n, seen)...)
+				queue = append(queue, f.reposSince(fc, n, seen)...)
 			}
 		}
 		for _, name := range links {
@@ -115,7 +118,7 @@ func (f *gitFound) followGitlinks() {
 				default:
 					f.pointers = append(f.pointers, dotgit)
 				}
-				if g := gitdirOf(dotgit); g != "" {
+				if g := gitdirOf(fc, dotgit); g != "" {
 					queue = append(queue, gitRepo{g, tree})
 				}
 			}
@@ -135,7 +138,7 @@ func (f *gitFound) count() foundCount {
 
 // reposSince are the repositories f found after it held n (their work
 // trees marked seen): .git folders, and what .git files and links name.
-func (f *gitFound) reposSince(n foundCount, seen map[string]bool) []gitRepo {
+func (f *gitFound) reposSince(fc *fence, n foundCount, seen map[string]bool) []gitRepo {
 	var repos []gitRepo
 	for _, d := range f.dotGitDirs[n.dirs:] {
 		repos = append(repos, gitRepo{d[0], d[1]})
@@ -143,7 +146,7 @@ func (f *gitFound) reposSince(n foundCount, seen map[string]bool) []gitRepo {
 	}
 	for _, p := range append(slices.Clone(f.pointers[n.pointers:]), f.links[n.links:]...) {
 		seen[filepath.Dir(p)] = true
-		if g := gitdirOf(p); g != "" {
+		if g := gitdirOf(fc, p); g != "" {
 			repos = append(repos, gitRepo{g, filepath.Dir(p)})
 		}
 	}
@@ -155,7 +158,7 @@ const maxGitlinks = 4096
 
 // gitdirOf is the gitdir a .git directory, link or file stands for; ""
 // when none.
-func gitdirOf(dotgit string) string {
+func gitdirOf(fc *fence, dotgit string) string {
 	fi, err := os.Lstat(dotgit)
 	switch {
 	case err != nil:
@@ -163,13 +166,13 @@ func gitdirOf(dotgit string) string {
 	case fi.IsDir():
 		return dotgit
 	case fi.Mode()&os.ModeSymlink != 0:
-		g, err := filepath.EvalSymlinks(dotgit)
-		if err != nil {
+		g, err := fc.resolve(dotgit)
+		if err != nil || fc.unlistable(g) {
 			return ""
 		}
 		return g
 	}
-	return readGitdirFile(dotgit)
+	return readGitdirFile(fc, dotgit)
 }
 
 // gitdirSettings is what the configuration of gitdir says that the
@@ -179,10 +182,10 @@ func gitdirOf(dotgit string) string {
 // the common configuration, or config.worktree where
 // extensions.worktreeConfig is on; included files are read too: more
 // than git reads for it, never less).
-func gitdirSettings(gitdir string) (hashSize int, worktree string) {
+func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
 	common := gitdir
-	if c := readGitPath(filepath.Join(gitdir, "commondir")); c != "" {
-		if r := resolveFrom(gitdir, c); r != "" {
+	if c := readGitPath(fc, filepath.Join(gitdir, "commondir")); c != "" {
+		if r := resolveFrom(fc, gitdir, c); r != "" {
 			common = r
 		}
 	}
@@ -193,7 +196,7 @@ func gitdirSettings(gitdir string) (hashSize int, worktree string) {
 		if depth > 10 {
 			return
 		}
-		for _, e := range readGitConfig(path) {
+		for _, e := range readGitConfig(fc, path) {
 			entries = append(entries, e)
 			if e.key == "include.path" || strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path") {
 				read(resolvePath(e.value, filepath.Dir(path), home), depth+1)
@@ -253,8 +256,8 @@ type parsedIndex struct {
 
 // indexGitlinks reads one index file (versions 2 to 4); what it records
 // is parsed once for each content (see indexes).
-func indexGitlinks(path string, hashSize int) parsedIndex {
-	f, err := openRegular(path)
+func indexGitlinks(fc *fence, path string, hashSize int) parsedIndex {
+	f, err := fc.open(path)
 	if err != nil {
 		return parsedIndex{ok: errors.Is(err, fs.ErrNotExist)} // no index: nothing recorded
 	}

@@ -71,7 +71,7 @@ git -C a/b/c/d/e update-index --add --cacheinfo 160000,$(git -C a/b/c/d/e rev-pa
 mkdir -p a/b/c/d/e/deeper && git -C a/b/c/d/e/deeper init -q $F .
 rm -rf unpopulated/.git
 `+c.index)
-			f := findRepos([]string{ws}, nil, nil)
+			f := findRepos([]string{ws}, nil, nil, nil)
 			var trees []string
 			for _, d := range f.dotGitDirs {
 				trees = append(trees, strings.TrimPrefix(d[1], ws+"/"))
@@ -96,7 +96,7 @@ func TestSplitGitdirFound(t *testing.T) {
 	shell(t, ws, `git init -q --bare .cfg && rm .cfg/HEAD && mkdir src
 echo 'ref: refs/heads/master' > src/HEAD && echo ../.cfg > src/commondir
 git -C src rev-parse --git-dir`)
-	f := findRepos([]string{ws}, nil, nil)
+	f := findRepos([]string{ws}, nil, nil, nil)
 	if !slices.Contains(f.bare, filepath.Join(ws, "src")) {
 		t.Fatalf("the gitdir split into src and .cfg is not found: %+v", f)
 	}
@@ -110,7 +110,7 @@ func TestGitlinksCacheSeesChange(t *testing.T) {
 mkdir -p node_modules/pkg && git -C node_modules/pkg init -q . && git -C node_modules/pkg commit -q --allow-empty -m x`)
 	time.Sleep(racyWindow + 100*time.Millisecond)
 	for range 2 {
-		if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 {
+		if f := findRepos([]string{ws}, nil, nil, nil); len(f.dotGitDirs) != 1 {
 			t.Fatalf("before the submodule: %+v", f)
 		}
 	}
@@ -122,7 +122,7 @@ mkdir -p node_modules/pkg && git -C node_modules/pkg init -q . && git -C node_mo
 		t.Fatal("the index, unchanged past the racy window, was not kept")
 	}
 	shell(t, ws, `git update-index --add --cacheinfo 160000,$(git -C node_modules/pkg rev-parse HEAD),node_modules/pkg`)
-	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 2 {
+	if f := findRepos([]string{ws}, nil, nil, nil); len(f.dotGitDirs) != 2 {
 		t.Fatalf("the submodule added to a kept index is not covered: %+v", f)
 	}
 }
@@ -244,7 +244,7 @@ git update-index --split-index
 rm node_modules/pkg && mkdir node_modules/pkg && git -C node_modules/pkg init -q . && git -C node_modules/pkg commit -q --allow-empty -m x
 git update-index --cacheinfo 160000,$(git -C node_modules/pkg rev-parse HEAD),node_modules/pkg
 git ls-files -s node_modules/pkg | grep -q ^160000`)
-	f := findRepos([]string{ws}, nil, nil)
+	f := findRepos([]string{ws}, nil, nil, nil)
 	found := slices.ContainsFunc(f.dotGitDirs, func(d [2]string) bool { return d[1] == filepath.Join(ws, "node_modules/pkg") })
 	if !found && !slices.Contains(f.unreadIndexes, ws) {
 		t.Fatalf("the submodule that replaced a shared index's file is neither covered nor reported: %+v", f)
@@ -377,7 +377,7 @@ mkdir -p $W/sub && git -C $W/sub init -q . && git -C $W/sub commit -q --allow-em
 git init -q . && git --git-dir=$PWD/.git --work-tree=$W add sub
 `+c.set+`
 git status --porcelain >/dev/null`)
-			f := findRepos([]string{ws}, nil, nil)
+			f := findRepos([]string{ws}, nil, nil, nil)
 			if !slices.ContainsFunc(f.dotGitDirs, func(d [2]string) bool { return d[1] == filepath.Join(ws, "node_modules/wt/sub") }) {
 				t.Errorf("the submodule under core.worktree is not covered: %+v", f)
 			}
@@ -459,7 +459,7 @@ git ls-files -s | grep -q '^160000.*node_modules/pkg$'`)
 func TestGitlinksUnderSparseFolder(t *testing.T) {
 	ws := gitWorkspace(t)
 	sparseIndexWorkspace(t, ws)
-	f := findRepos([]string{ws}, nil, nil)
+	f := findRepos([]string{ws}, nil, nil, nil)
 	if !slices.ContainsFunc(f.dotGitDirs, func(d [2]string) bool { return d[1] == filepath.Join(ws, "node_modules/pkg") }) {
 		t.Errorf("the submodule in the folded node_modules/ is not covered: %+v", f)
 	}

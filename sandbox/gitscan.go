@@ -342,7 +342,7 @@ type gitFound struct {
 // follows no symbolic link, does not enter a repository's gitdir (its
 // submodules and worktrees are found from there), nor a directory named
 // in gitSkip or skip (unreadable paths: nothing can be made in them).
-func findRepos(roots, tmp, skip []string) gitFound {
+func findRepos(roots, tmp, skip []string, fc *fence) gitFound {
 	var f gitFound
 	dirs.drain()
 	for _, root := range roots {
@@ -355,12 +355,12 @@ func findRepos(roots, tmp, skip []string) gitFound {
 		// team 43 made a repository 257 folders down, untold); /tmp's
 		// (one folder) is the plan's choice, not a bound a command
 		// reaches.
-		if !f.search(root, maxDepth, maxDirs, skip, true) || maxDepth == GitScanDepth && f.tooDeep {
+		if !f.search(fc, root, maxDepth, maxDirs, skip, true) || maxDepth == GitScanDepth && f.tooDeep {
 			f.truncated = append(f.truncated, root)
 		}
 	}
 	f.above(roots)
-	f.followGitlinks()
+	f.followGitlinks(fc)
 	return f
 }
 
@@ -368,7 +368,7 @@ func findRepos(roots, tmp, skip []string) gitFound {
 // maxDepth directories down and maxDirs directories read, not entering
 // the directories skip names (nor, with skipNames, those named in
 // gitSkip); false when it stopped at maxDirs.
-func (f *gitFound) search(root string, maxDepth, maxDirs int, skip []string, skipNames bool) bool {
+func (f *gitFound) search(fc *fence, root string, maxDepth, maxDirs int, skip []string, skipNames bool) bool {
 	type item struct {
 		path  string
 		depth int
@@ -407,7 +407,7 @@ func (f *gitFound) search(root string, maxDepth, maxDirs int, skip []string, ski
 		}
 		for i, name := range l.subdirs {
 			p := joinName(it.path, name)
-			if skipNames && gitSkip[name] || containsPath(skip, p) {
+			if skipNames && gitSkip[name] || containsPath(skip, p) || fc.childBlocked(p) {
 				continue
 			}
 			next := item{p, it.depth + 1, fileKey{dev: l.dev, ino: l.subIno[i]}}

@@ -28,7 +28,7 @@ func TestDirCacheFolderFarAboveMoved(t *testing.T) {
 	for _, above := range []string{"a", "a/b"} {
 		ws := t.TempDir()
 		mkdir(t, ws+"/a/b/c/proj")
-		findRepos([]string{ws}, nil, nil)
+		findRepos([]string{ws}, nil, nil, nil)
 		if !watchedNow(ws + "/a/b/c/proj") {
 			t.Skip("no inotify here")
 		}
@@ -36,7 +36,7 @@ func TestDirCacheFolderFarAboveMoved(t *testing.T) {
 			t.Fatal(err)
 		}
 		mkdir(t, ws+"/a/b/c/proj/.git")
-		if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 {
+		if f := findRepos([]string{ws}, nil, nil, nil); len(f.dotGitDirs) != 1 {
 			t.Errorf("%s renamed and made again: the .git below is missed: %+v", above, f)
 		}
 	}
@@ -49,7 +49,7 @@ func TestDirCacheRootMoved(t *testing.T) {
 		top := t.TempDir()
 		ws := top + "/base/ws"
 		mkdir(t, ws+"/in/proj")
-		findRepos([]string{ws}, nil, nil)
+		findRepos([]string{ws}, nil, nil, nil)
 		if !watchedNow(ws + "/in/proj") {
 			t.Skip("no inotify here")
 		}
@@ -57,7 +57,7 @@ func TestDirCacheRootMoved(t *testing.T) {
 			t.Fatal(err)
 		}
 		mkdir(t, ws+"/in/proj/.git")
-		if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 {
+		if f := findRepos([]string{ws}, nil, nil, nil); len(f.dotGitDirs) != 1 {
 			t.Errorf("%s renamed and made again: the .git below the root is missed: %+v", moved, f)
 		}
 	}
@@ -69,7 +69,7 @@ func TestDirCacheFoldersSwapped(t *testing.T) {
 	ws := t.TempDir()
 	mkdir(t, ws+"/x/p")
 	mkdir(t, ws+"/y/p/.git")
-	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 || f.dotGitDirs[0][1] != ws+"/y/p" {
+	if f := findRepos([]string{ws}, nil, nil, nil); len(f.dotGitDirs) != 1 || f.dotGitDirs[0][1] != ws+"/y/p" {
 		t.Fatalf("findRepos: %+v", f)
 	}
 	if !watchedNow(ws + "/x/p") {
@@ -78,7 +78,7 @@ func TestDirCacheFoldersSwapped(t *testing.T) {
 	if err := unix.Renameat2(unix.AT_FDCWD, ws+"/x", unix.AT_FDCWD, ws+"/y", unix.RENAME_EXCHANGE); err != nil {
 		t.Skipf("renameat2: %v", err)
 	}
-	if f := findRepos([]string{ws}, nil, nil); len(f.dotGitDirs) != 1 || f.dotGitDirs[0][1] != ws+"/x/p" {
+	if f := findRepos([]string{ws}, nil, nil, nil); len(f.dotGitDirs) != 1 || f.dotGitDirs[0][1] != ws+"/x/p" {
 		t.Errorf("after x and y were exchanged the repository is at x/p: %+v", f)
 	}
 }
@@ -99,7 +99,7 @@ func TestDirCacheMountedOver(t *testing.T) {
 		mkdir(t, ws+"/m/proj")
 		mkdir(t, ws+"/other/proj/.git")
 		os.Remove(ws + "/other/proj/.git") // other/ is read, and has none yet
-		findRepos([]string{ws}, nil, nil)
+		findRepos([]string{ws}, nil, nil, nil)
 		if !watchedNow(ws + "/m/proj") {
 			t.Skip("no inotify here")
 		}
@@ -115,7 +115,7 @@ func TestDirCacheMountedOver(t *testing.T) {
 		}
 		t.Cleanup(func() { unix.Unmount(ws+"/m", unix.MNT_DETACH) })
 		mkdir(t, ws+"/m/proj/.git")
-		f := findRepos([]string{ws}, nil, nil)
+		f := findRepos([]string{ws}, nil, nil, nil)
 		if len(f.dotGitDirs) < 1 || f.dotGitDirs[0][1] != filepath.Join(ws, "m/proj") {
 			t.Errorf("%s mounted on a kept folder: its .git is missed: %+v", how, f)
 		}
@@ -131,7 +131,7 @@ func TestFindReposWideFolderLast(t *testing.T) {
 		mkdir(t, fmt.Sprintf("%s/.venv/lib/%d", ws, i))
 	}
 	mkdir(t, ws+"/src/p/q/r/.git")
-	f := findRepos([]string{ws}, nil, nil)
+	f := findRepos([]string{ws}, nil, nil, nil)
 	if !slices.ContainsFunc(f.dotGitDirs, func(d [2]string) bool { return d[1] == ws+"/src/p/q/r" }) {
 		t.Errorf("the repository in src/ past a wide .venv/lib/ is missed: %+v", f)
 	}
@@ -171,18 +171,18 @@ func TestReadAfterMappedWrite(t *testing.T) {
 	idxPath := filepath.Join(dir, "index")
 	im := mapped(idxPath, index(2, indexEntry(file, "node_modules/pkg", false)))
 	time.Sleep(racyWindow + 100*time.Millisecond)
-	if got := lastValue(readGitConfig(config), "core.pager"); got != "aaaa" {
+	if got := lastValue(readGitConfig(nil, config), "core.pager"); got != "aaaa" {
 		t.Fatalf("pager = %q", got)
 	}
-	if idx := indexGitlinks(idxPath, 20); !idx.ok || len(idx.links) != 0 {
+	if idx := indexGitlinks(nil, idxPath, 20); !idx.ok || len(idx.links) != 0 {
 		t.Fatalf("index: %+v", idx)
 	}
 	copy(cm, "[core]\n\tpager = bbbb\n")
 	copy(im, index(2, indexEntry(link, "node_modules/pkg", false)))
-	if got := lastValue(readGitConfig(config), "core.pager"); got != "bbbb" {
+	if got := lastValue(readGitConfig(nil, config), "core.pager"); got != "bbbb" {
 		t.Errorf("the configuration written through the mapping: pager = %q", got)
 	}
-	if idx := indexGitlinks(idxPath, 20); !slices.Equal(idx.links, []string{"node_modules/pkg"}) {
+	if idx := indexGitlinks(nil, idxPath, 20); !slices.Equal(idx.links, []string{"node_modules/pkg"}) {
 		t.Errorf("the index written through the mapping: links %q", idx.links)
 	}
 }
@@ -208,7 +208,7 @@ func TestFindReposAbove(t *testing.T) {
 		} else {
 			mkdir(t, tmp+"/a/b/.git")
 		}
-		f := findRepos([]string{tmp, ws}, []string{tmp}, nil)
+		f := findRepos([]string{tmp, ws}, []string{tmp}, nil, nil)
 		if found := len(f.dotGitDirs) == 1 && f.dotGitDirs[0][1] == tmp+"/a/b" || slices.Equal(f.bare, []string{tmp + "/a/b/c"}); !found {
 			t.Errorf("bare %v: the repository above the workspace is not found: %+v", bare, f)
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -411,4 +412,43 @@ func (a *absence) present(path string) bool {
 	}
 	_, found := slices.BinarySearch(names, filepath.Base(path))
 	return found
+}
+
+// oDirectory opens a folder only.
+const oDirectory = unix.O_DIRECTORY
+
+// fdPath is where the open file f lies, as the kernel names it.
+func fdPath(f *os.File) (string, error) {
+	c, err := f.SyscallConn()
+	if err != nil {
+		return "", err
+	}
+	var p string
+	var rerr error
+	if err := c.Control(func(fd uintptr) {
+		p, rerr = os.Readlink("/proc/thread-self/fd/" + strconv.Itoa(int(fd)))
+	}); err != nil {
+		return "", err
+	}
+	return p, rerr
+}
+
+// openNoLinks opens path with flags through no symbolic link at all
+// (RESOLVE_NO_SYMLINKS): ELOOP where one is on the way, the last name
+// included. Where it opens, the path is where it leads.
+func openNoLinks(path string, flags int) (*os.File, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// oPath opens a name only (no reading).
+const oPath = unix.O_PATH
+
+// linkOnWay: err (from openNoLinks) says a link is on the way, or says
+// nothing either way: the way must be walked.
+func linkOnWay(err error) bool {
+	return !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR)
 }

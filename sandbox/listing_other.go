@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 )
 
@@ -61,3 +62,18 @@ func kernelFile(*os.File) bool { return false }
 // sameDir and keepableDir: no listing is kept here (see statKey).
 func sameDir(*os.File, fileKey) bool { return false }
 func keepableDir(*os.File) bool      { return false }
+
+// oDirectory: none here.
+const oDirectory = 0
+
+// fdPath is where f's name leads here (no descriptor's own path).
+func fdPath(f *os.File) (string, error) { return filepath.EvalSymlinks(f.Name()) }
+
+// openNoLinks is os.OpenFile here: links are not refused (see linkOnWay).
+func openNoLinks(path string, flags int) (*os.File, error) { return os.OpenFile(path, flags, 0) }
+
+// oPath: none here.
+const oPath = os.O_RDONLY
+
+// linkOnWay: always walked here.
+func linkOnWay(error) bool { return true }

@@ -324,6 +324,8 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		return Plan{}, err
 	}
 	home := os.Getenv("HOME")
+	// What the git survey may read for commands (see fence).
+	fc := newFence(sync.OnceValue(func() []string { return unreadableTargets(p, ws) }))
 	// The plan's listings: each folder read once at most, and those kept
 	// while they stand (see dirNames) read not at all.
 	lookups := newAbsence()
@@ -350,7 +352,7 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	if commit && len(roots) > 0 {
 		// A workspace that is a linked worktree commits into a gitdir
 		// elsewhere.
-		extra, notes := gitRoots(roots, home)
+		extra, notes := gitRoots(roots, home, fc)
 		roots = dedupe(append(roots, extra...))
 		plan.Notes = append(plan.Notes, notes...)
 	}
@@ -460,8 +462,7 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 			}
 		}
 		surveyed = make(chan *gitSurvey, 1) // its goroutine never waits
-		unreadable := sync.OnceValue(func() []string { return unreadableTargets(p, ws) })
-		go func() { surveyed <- survey(roots, tmpRoots, denyIn, seeds, unreadable, home, commit, p.CommandEnv) }()
+		go func() { surveyed <- survey(roots, tmpRoots, denyIn, seeds, fc, home, commit, p.CommandEnv) }()
 	}
 	plan.WritableRoots = outermost(roots)
 	plan.NestedRoots = slices.DeleteFunc(slices.Clone(roots), func(r string) bool { return slices.Contains(plan.WritableRoots, r) })
@@ -1433,13 +1434,33 @@ func unreadableTargets(p policy.Sandbox, ws string) []string {
 	var out []string
 	moved, _ := movedStores(p, ws)
 	homes := homesIn(p)
+	// As Compile looks them up: most of the default list is absent, which
+	// a listing of the home says (see absence); an absent one is where it
+	// would be made (see realLater).
+	lookups := newAbsence()
+	resolved := map[string]string{}
 	for _, entry := range slices.Concat(p.DenyRead, moved) {
 		paths, _ := expandHomes(entry, homes)
 		for _, d := range paths {
 			if !filepath.IsAbs(d) {
 				d = filepath.Join(ws, d)
 			}
-			out = append(out, filepath.Clean(d))
+			d = filepath.Clean(d)
+			out = append(out, d)
+			// Reached through no link, found or absent: where it is
+			// (one lookup, the usual case).
+			if f, err := openNoLinks(d, oPath); err == nil {
+				f.Close()
+				continue
+			} else if !linkOnWay(err) {
+				continue
+			}
+			if lookups.absent(d) || !exists(d) {
+				if l := realLater(d, resolved, lookups); l != "" {
+					out = append(out, l)
+				}
+				continue
+			}
 			if real, err := filepath.EvalSymlinks(d); err == nil {
 				out = append(out, real)
 			}
@@ -1474,14 +1495,14 @@ func expandHomes(entry string, homes []string) (paths []string, why string) {
 
 // resolveFrom resolves p (relative to dir) through symbolic links; "" if
 // it does not exist.
-func resolveFrom(dir, p string) string {
+func resolveFrom(fc *fence, dir, p string) string {
 	if p == "" {
 		return ""
 	}
 	if !filepath.IsAbs(p) {
 		p = dir + "/" + p // not cleaned: a ".." after a link is the link's target's parent
 	}
-	real, err := filepath.EvalSymlinks(p)
+	real, err := fc.resolve(p)
 	if err != nil {
 		return ""
 	}

@@ -365,17 +365,17 @@ func TestUnmarshalRejects(t *testing.T) {
 // directory, a plain file or a missing target name nothing.
 func TestReadGitdirFile(t *testing.T) {
 	root, ws := tree(t)
-	if got, want := readGitdirFile(ws+"/sub/.git"), root+"/gitdirs/main.git/worktrees/wt"; got != want {
+	if got, want := readGitdirFile(nil, ws+"/sub/.git"), root+"/gitdirs/main.git/worktrees/wt"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if got := readGitdirFile(ws + "/.git"); got != "" {
+	if got := readGitdirFile(nil, ws+"/.git"); got != "" {
 		t.Errorf(".git directory: %v", got)
 	}
-	if got := readGitdirFile(ws + "/README.md"); got != "" {
+	if got := readGitdirFile(nil, ws+"/README.md"); got != "" {
 		t.Errorf("plain file: %v", got)
 	}
 	os.WriteFile(ws+"/lib/.git", []byte("gitdir: ../../nowhere\n"), 0o644)
-	if got := readGitdirFile(ws + "/lib/.git"); got != "" {
+	if got := readGitdirFile(nil, ws+"/lib/.git"); got != "" {
 		t.Errorf("missing gitdir: %v", got)
 	}
 }

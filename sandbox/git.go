@@ -49,11 +49,13 @@ type gitSurvey struct {
 	commit bool // git = "commit": fine-grained; else each repository whole
 
 	seen      map[string]bool
-	gitdirs   []string // gitdirs and common directories found
-	protect   []string // paths to keep read-only
-	makeDirs  []string // absent directories to make so that they can be covered
-	makeFiles []string // absent files to make (empty) so that they can be covered
-	hookDirs  []string // directories git takes hooks from
+	trees     map[string]bool   // gitdir NUL work tree: the pairs looked at
+	common    map[string]string // each gitdir's common directory, once looked at
+	gitdirs   []string          // gitdirs and common directories found
+	protect   []string          // paths to keep read-only
+	makeDirs  []string          // absent directories to make so that they can be covered
+	makeFiles []string          // absent files to make (empty) so that they can be covered
+	hookDirs  []string          // directories git takes hooks from
 	notes     []string
 	// fc keeps the survey from reading or listing, for a command, what
 	// the command cannot (see fence): every file and folder it tells of
@@ -72,7 +74,7 @@ type gitSurvey struct {
 }
 
 func newGitSurvey(roots []string, home string, commit bool, fc *fence, commandEnv ...string) *gitSurvey {
-	s := &gitSurvey{roots: roots, home: home, commit: commit, fc: fc, seen: map[string]bool{}, items: map[string]string{}, noted: map[string]bool{}, parsed: map[string][]gitEntry{}}
+	s := &gitSurvey{trees: map[string]bool{}, common: map[string]string{}, roots: roots, home: home, commit: commit, fc: fc, seen: map[string]bool{}, items: map[string]string{}, noted: map[string]bool{}, parsed: map[string][]gitEntry{}}
 	// The user's files as this program's git finds them, and as the
 	// commands' environment ([env] set) has their git find them.
 	users := userConfigs(home, os.Getenv)
@@ -357,9 +359,11 @@ func gitdirFileTarget(fc *fence, dotgit string) string {
 // submodules.
 func (s *gitSurvey) repo(g, w string) {
 	if s.seen[g] {
+		s.alsoFrom(g, w)
 		return
 	}
 	s.seen[g] = true
+	s.trees[g+"\x00"+w] = true
 	if s.fc.unlistable(g) {
 		// A .git, commondir or modules/ entry naming ~/.ssh, or the
 		// home (red team 44): nothing in it is read for a command.
@@ -377,6 +381,7 @@ func (s *gitSurvey) repo(g, w string) {
 			s.items[filepath.Join(g, "commondir")+" points to"] = named
 		}
 	}
+	s.common[g] = common
 	local := s.parse(filepath.Join(common, "config"))
 	// A submodule's gitdir names its work tree; any gitdir may (git takes
 	// its hooks and what its configuration names relative from there).
@@ -452,6 +457,8 @@ func (s *gitSurvey) repo(g, w string) {
 				}
 			}
 			s.seen[admin] = true
+			s.trees[admin+"\x00"+wt] = true
+			s.common[admin] = g
 			s.gitdirs = append(s.gitdirs, admin)
 			s.readerLinks(admin)
 			if named := s.commondirOf(admin); named != "" && named != g {
@@ -464,6 +471,21 @@ func (s *gitSurvey) repo(g, w string) {
 	}
 	// Its submodules' gitdirs (names may hold slashes: modules/lib/x).
 	s.modules(filepath.Join(g, "modules"))
+}
+
+// alsoFrom looks again at what the configuration of gitdir g, surveyed
+// already, names relative to its work tree, from the work tree w: git
+// takes a linked worktree's (and any gitdir's) from where its .git file
+// is, not from what the gitdir's own gitdir file says, which a command
+// that made the worktree can rewrite (red team 43: a hook planted in the
+// worktree's .husky/_ was untold with that file naming another folder).
+func (s *gitSurvey) alsoFrom(g, w string) {
+	common, ok := s.common[g]
+	if w == "" || !ok || s.trees[g+"\x00"+w] {
+		return
+	}
+	s.trees[g+"\x00"+w] = true
+	s.configs(g, common, w, s.parse(filepath.Join(common, "config")))
 }
 
 // paused tells what a rebase, cherry-pick or revert paused in gitdir g

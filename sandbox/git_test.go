@@ -1223,3 +1223,25 @@ func TestGlobalConfigKeptWhenAbsent(t *testing.T) {
 		t.Errorf("no note says the home is writable: %q", plan.Notes)
 	}
 }
+
+// TestWorktreeHooksFromWhereGitRuns: git takes a linked worktree's
+// relative core.hooksPath from the worktree's top, where its .git file
+// is, not from what the worktree's gitdir file in the common directory
+// says; a command that made the worktree can rewrite that file (red team
+// 43: with it naming another folder, a hook planted in the worktree's
+// .husky/_ was untold). Every work tree whose .git names the gitdir is
+// looked at.
+func TestWorktreeHooksFromWhereGitRuns(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.git(t, "", "config", "core.hooksPath", ".husky/_")
+	g.write(t, ".husky/_/h", "", 0o644)
+	g.git(t, "", "worktree", "add", "-q", "wt")
+	before := g.watch(t)
+	g.write(t, ".git/worktrees/wt/gitdir", g.ws+"/decoy/.git\n", 0o644)
+	g.write(t, "wt/.husky/_/pre-commit", "#!/bin/sh\ntouch /tmp/planted\n", 0o755)
+	told := g.watch(t).Since(before)
+	if !slices.ContainsFunc(told, func(l string) bool { return strings.Contains(l, g.ws+"/wt/.husky/_/pre-commit") }) {
+		t.Errorf("a hook in the worktree git runs is untold:\n%s", strings.Join(told, "\n"))
+	}
+}

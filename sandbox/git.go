@@ -271,6 +271,10 @@ func (s *gitSurvey) found(f gitFound) {
 		// before its repository; the note reached no one).
 		s.items["bound "+r] = "the search for repositories stopped at its bound here: one past it is not checked"
 	}
+	for _, d := range f.unlisted {
+		s.notes = append(s.notes, fmt.Sprintf("the folder %s cannot be listed by this user (its permissions let names be looked up, not listed): a repository in it is not covered", d))
+		s.items["unlisted "+d] = "this folder cannot be listed by this user, only entered (its permissions): a repository in it, which git finds by its name, is not checked"
+	}
 	for _, r := range f.unreadIndexes {
 		s.notes = append(s.notes, fmt.Sprintf("the index of the repository in %s could not be read as git reads it: the submodules it records are not covered", r))
 		s.items["index "+r] = "its index could not be read as git reads it: a submodule it records, which git enters, is not checked"
@@ -1284,7 +1288,7 @@ func (s GitState) Since(before GitState) []string {
 func (s GitState) Unchecked(baseline GitState) []string {
 	var out []string
 	for k, v := range s.items {
-		if !strings.HasPrefix(k, "index ") && !strings.HasPrefix(k, "bound ") {
+		if !strings.HasPrefix(k, "index ") && !strings.HasPrefix(k, "bound ") && !strings.HasPrefix(k, "unlisted ") {
 			continue
 		}
 		if _, ok := baseline.items[k]; !ok {
@@ -1308,6 +1312,8 @@ func gitLine(k, v string) string {
 		return "a program the configuration names, " + strings.TrimPrefix(k, "program ") + ", now holds " + v
 	case strings.HasPrefix(k, readerKey):
 		return strings.TrimPrefix(k, readerKey) + " is " + v
+	case strings.HasPrefix(k, "unlisted "):
+		return "the folder " + strings.TrimPrefix(k, "unlisted ") + ": " + v
 	case strings.HasPrefix(k, fencedKey):
 		return "git reads " + strings.TrimPrefix(k, fencedKey) + ", which is " + v
 	case strings.HasSuffix(k, " points to"):

@@ -464,3 +464,38 @@ func TestGitlinksUnderSparseFolder(t *testing.T) {
 		t.Errorf("the submodule in the folded node_modules/ is not covered: %+v", f)
 	}
 }
+
+// TestWatchGitReportsUnlistableFolder: a folder this user may enter but
+// not list (mode 0311) hides a repository from the search, not from git,
+// which finds it by its name: it is told as the bound is, after every
+// command while it lasts. Root lists every folder whatever its mode.
+func TestWatchGitReportsUnlistableFolder(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root lists a folder whatever its mode: the ordinary user's run of the suite tries this")
+	}
+	g := newGitTree(t)
+	before := g.watch(t)
+	// As a command would: made, then closed to listing, in one run.
+	g.repo(t, "d/r")
+	if err := os.Chmod(g.ws+"/d", 0o311); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(g.ws+"/d", 0o755) })
+	after := g.watch(t)
+	want := func(lines []string) bool {
+		return slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, g.ws+"/d") && strings.Contains(l, "cannot be listed") })
+	}
+	if told := after.Since(before); !want(told) {
+		t.Errorf("a folder that hides a repository from the search is untold:\n%s", strings.Join(told, "\n"))
+	}
+	if !want(after.Unchecked(before)) {
+		t.Errorf("not told as unchecked: %q", after.Unchecked(before))
+	}
+	// Not told where git cannot enter either.
+	if err := os.Chmod(g.ws+"/d", 0o200); err != nil {
+		t.Fatal(err)
+	}
+	if told := g.watch(t).Since(before); want(told) {
+		t.Errorf("a folder nobody can enter is told:\n%s", strings.Join(told, "\n"))
+	}
+}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -327,6 +328,8 @@ type gitFound struct {
 	pointers, links []string
 	// truncated are the roots whose search reached GitScanDirs.
 	truncated []string
+	// unlisted are the folders the search could enter but not list.
+	unlisted []string
 	// unreadIndexes are the work trees whose index could not be read as
 	// git reads it: the submodules it records are unknown.
 	unreadIndexes []string
@@ -394,6 +397,12 @@ func (f *gitFound) search(fc *fence, root string, maxDepth, maxDirs int, skip []
 		read++
 		l, err := listDir(it.path, it.via)
 		if err != nil {
+			// A folder this user may enter but not list (mode 0311):
+			// git finds a repository there by its name, the search
+			// cannot.
+			if errors.Is(err, fs.ErrPermission) && searchable(it.path) {
+				f.unlisted = append(f.unlisted, it.path)
+			}
 			continue
 		}
 		// A folder laid out like a gitdir is searched on: to git's walk

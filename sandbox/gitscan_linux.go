@@ -91,3 +91,7 @@ func fileType(mode uint32) fs.FileMode {
 	}
 	return fs.ModeIrregular
 }
+
+// searchable: this program may look names up in the folder dir (as git,
+// run as the same user, may), whether or not it may list it.
+func searchable(dir string) bool { return unix.Access(dir, unix.X_OK) == nil }

@@ -22,3 +22,6 @@ func readEntries(f *os.File) ([]dirEntry, error) {
 	}
 	return entries, nil
 }
+
+// searchable: taken to be so here.
+func searchable(string) bool { return true }

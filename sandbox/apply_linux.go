@@ -119,8 +119,9 @@ func ownMountNamespace() bool {
 //     a planted copy, and no socket leaves the path it is known by.
 //  3. The read-only files (the policy file in use, the audit log) and the
 //     protected paths bound read-only over themselves.
-//  4. Each unreadable path inside a writable root, and each socket of an
-//     agent or a service, covered.
+//  4. Each unreadable path inside a writable root, each unreadable
+//     folder outside them (but one holding a root), and each socket of
+//     an agent or a service, covered.
 //
 // Landlock then forbids the command to undo any of it. The caller goes
 // back into its working directory afterwards (reenterWorkdir): the one
@@ -145,6 +146,22 @@ func mountLayer(plan Plan) error {
 			if err := hide(d); err != nil {
 				return err
 			}
+			continue
+		}
+		// An unreadable folder outside the writable roots too: Landlock
+		// governs opening a file, not stat, readlink or a lookup, and a
+		// command learnt the size of each key in ~/.ssh, whether a name
+		// was there, and where a link there led (red team 45). Not a
+		// file (/dev/null over it would read, empty: Landlock grants
+		// /dev/null), nor a folder that holds a writable root or what
+		// every command needs, which stay as the plan's notes say.
+		if st, err := os.Stat(d); err != nil || !st.IsDir() ||
+			slices.ContainsFunc(slices.Concat(plan.WritableRoots, []string{"/dev", "/proc"}, plan.ReadOnlyFiles),
+				func(r string) bool { return r == d || within(r, d) }) {
+			continue
+		}
+		if err := hide(d); err != nil {
+			return err
 		}
 	}
 	for _, s := range plan.Sockets {

@@ -150,7 +150,10 @@ func TestApplyWorkspaceWrite(t *testing.T) {
 		for _, cmd := range refused {
 			r := e.run(t, plan, isolate, cmd)
 			mustFail(t, r, cmd)
-			if denied, _ := sandbox.DetectDenial(true, r.Code, r.Output); !denied {
+			// By its text, or as the orchestrator tells one (root finds
+			// a covered folder empty: no such file, not a refusal).
+			denied, _ := sandbox.DetectDenial(true, r.Code, r.Output)
+			if _, attributed := sandbox.Attribute(sandbox.Evidence{Code: r.Code, Output: r.Output, Plan: &plan, Mounts: isolate, Cwd: e.ws, Home: e.home}); !denied && !attributed {
 				t.Errorf("%q: refusal not recognised as a denial: %q", cmd, r.Output)
 			}
 		}
@@ -860,4 +863,39 @@ func TestApplyDenyReadMovedStore(t *testing.T) {
 			p.DenyRead = slices.DeleteFunc(p.DenyRead, func(d string) bool { return d == "~/.docker" })
 		}), isolate, cmd), cmd+" (~/.docker not denied)", "SECRET")
 	})
+}
+
+// TestApplyDenyReadTellsNothingByStat: Landlock governs opening a file,
+// not stat, readlink or a lookup, so with the mount layer an unreadable
+// path outside the writable roots is covered as one inside is: a command
+// learnt the size of each key in ~/.ssh, whether a name was there, and
+// where a link there led (red team 45). Without a mount namespace
+// (carving) it still can: README says so.
+func TestApplyDenyReadTellsNothingByStat(t *testing.T) {
+	sandboxtest.Require(t)
+	sandboxtest.RequireNamespaces(t)
+	e := newEnv(t)
+	if err := os.Symlink(e.home+"/notes.txt", e.home+"/.ssh/cfg"); err != nil {
+		t.Fatal(err)
+	}
+	plan := e.plan(t, nil)
+	probe := func(name string) string {
+		cmd := fmt.Sprintf(`p=%s/.ssh/%s; stat -c '%%s %%F %%i' "$p" 2>&1; test -e "$p" && echo there; readlink "$p"; ls -a %s/.ssh 2>&1; echo end`, e.home, name, e.home)
+		r := e.run(t, plan, true, cmd)
+		if !strings.Contains(r.Output, "end") {
+			t.Fatalf("%s: %q", cmd, r.Output)
+		}
+		return strings.ReplaceAll(r.Output, name, "NAME")
+	}
+	key, absent, link := probe("id_rsa"), probe("absent"), probe("cfg")
+	if key != absent || link != absent {
+		t.Errorf("a key, an absent name and a link in ~/.ssh are told apart from inside:\n%s\n--\n%s\n--\n%s", key, absent, link)
+	}
+	for _, leak := range []string{"notes.txt", "11 regular"} {
+		if strings.Contains(key+link, leak) {
+			t.Errorf("%q is told from inside:\n%s%s", leak, key, link)
+		}
+	}
+	// What the policy leaves readable stays so.
+	mustPass(t, e.run(t, plan, true, "cat "+e.home+"/notes.txt"), "cat ~/notes.txt", "notes")
 }

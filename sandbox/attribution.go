@@ -143,6 +143,16 @@ func Attribute(ev Evidence) (Denial, bool) {
 			return Denial{Kind: DeniedSetup, Line: clip(line)}, true
 		}
 		if !deniedLine(line) {
+			// In a mount namespace an unreadable folder is covered by an
+			// empty one: root, whose searches no mode stops, finds
+			// nothing there rather than being refused.
+			if ev.Mounts && strings.Contains(strings.ToLower(line), "no such file or directory") {
+				for _, p := range pathsIn(line) {
+					if d := ev.Plan.denyRootOf(lexical(p, ev.Cwd, ev.Home)); d != "" {
+						return Denial{Kind: DeniedFile, Path: d, Why: "unreadable: deny_read " + d, Line: clip(line)}, true
+					}
+				}
+			}
 			continue
 		}
 		access := accessOf(line)

@@ -169,3 +169,25 @@ func TestAttributeTellsNothingOfDenyRead(t *testing.T) {
 		t.Errorf("through a link to ~/.ssh: %v %s", ok, d)
 	}
 }
+
+// TestAttributeCoveredFolderFoundEmpty: in a mount namespace an
+// unreadable folder is covered by an empty one, where root (whose
+// searches no mode stops) finds nothing rather than being refused: "No
+// such file or directory" for a path in it is the sandbox's doing, and
+// told as the deny_read entry. Without the mounts, or for a path outside
+// every unreadable one, it is a missing file.
+func TestAttributeCoveredFolderFoundEmpty(t *testing.T) {
+	plan, ws, home, _ := attributionTree(t, policy.ModeWorkspaceWrite)
+	line := "cat: " + home + "/.ssh/id_ed25519: No such file or directory\n"
+	d, ok := Attribute(Evidence{Plan: &plan, Code: 1, Output: line, Cwd: ws, Home: home, Mounts: true})
+	if !ok || d.Path != home+"/.ssh" {
+		t.Errorf("a key in the covered ~/.ssh, found absent: %v %s", ok, d)
+	}
+	if _, ok := Attribute(Evidence{Plan: &plan, Code: 1, Output: line, Cwd: ws, Home: home}); ok {
+		t.Error("without the mounts, a missing file in ~/.ssh is told as a denial")
+	}
+	other := "cat: " + ws + "/missing: No such file or directory\n"
+	if d, ok := Attribute(Evidence{Plan: &plan, Code: 1, Output: other, Cwd: ws, Home: home, Mounts: true}); ok {
+		t.Errorf("a missing file in the workspace is told as a denial: %s", d)
+	}
+}

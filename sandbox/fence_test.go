@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -199,4 +200,95 @@ func gitCmd(dir string, args ...string) ([]byte, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	return cmd.CombinedOutput()
+}
+
+// TestGitSurveyTellsNotWhatIsThere is red team 45's: paths that climb
+// out of an unreadable folder (~/.ssh/NAME/..), a submodule entry of the
+// index linked into one, read alike whether NAME is there or not, a
+// folder, a file or a link elsewhere. Each pair of repositories differs
+// only in NAME; what is told of them must read the same.
+func TestGitSurveyTellsNotWhatIsThere(t *testing.T) {
+	g := newGitTree(t)
+	home := g.home
+	mkdir(t, home+"/.ssh/subd")
+	mkdir(t, home+"/private")
+	if err := os.WriteFile(home+"/.ssh/id_ed25519", []byte("SECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	symlink(t, home+"/private/ssh_config", home+"/.ssh/config")
+	mkdir(t, home+"/.password-store/subd")
+	if out, err := gitCmd(home+"/.password-store/subd", "init", "-q"); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	p := policy.DefaultSandbox()
+	p.ExcludeSlashTmp = true
+	before, err := WatchGit(p, g.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"id_ed25519", "absent", "subd", "config"}
+	type attack struct {
+		name string
+		make func(r, name string)
+	}
+	attacks := []attack{
+		{"a commondir climbing out of a link to ~/.ssh", func(r, name string) {
+			g.repo(t, r)
+			symlink(t, home+"/.ssh", g.ws+"/"+r+"/l")
+			g.write(t, r+"/.git/commondir", g.ws+"/"+r+"/l/"+name+"/..\n", 0o644)
+		}},
+		{"an include climbing out of a link to ~/.ssh", func(r, name string) {
+			g.repo(t, r)
+			symlink(t, home+"/.ssh", g.ws+"/"+r+"/l")
+			g.git(t, r, "config", "include.path", g.ws+"/"+r+"/l/"+name+"/../x")
+		}},
+		{"a .git file naming a gitdir through ~/.ssh/NAME/..", func(r, name string) {
+			g.repo(t, r+"/target")
+			g.write(t, r+"/.git", "gitdir: "+home+"/.ssh/"+name+"/../../../ws/"+r+"/target/.git\n", 0o644)
+		}},
+		{"a submodule entry linked to a store", func(r, name string) {
+			g.repo(t, r)
+			symlink(t, home+"/.password-store/"+name, g.ws+"/"+r+"/l")
+			g.git(t, r, "update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,l")
+		}},
+	}
+	for i, a := range attacks {
+		for j, n := range names {
+			a.make(fmt.Sprintf("a%d-%d", i, j), n)
+		}
+	}
+	after, err := WatchGit(p, g.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := after.Since(before)
+	for i, a := range attacks {
+		var first []string
+		for j, n := range names {
+			r := fmt.Sprintf("a%d-%d", i, j)
+			var lines []string
+			for _, l := range told {
+				if strings.Contains(l, "/"+r+"/") || strings.Contains(l, "/"+r+" ") {
+					l = strings.ReplaceAll(l, "/"+r+"/", "/R/")
+					l = strings.ReplaceAll(l, "/"+n+"/", "/NAME/")
+					l = strings.ReplaceAll(l, "/"+n+",", "/NAME,")
+					lines = append(lines, l)
+				}
+			}
+			slices.Sort(lines)
+			if j == 0 {
+				first = lines
+				if len(lines) == 0 {
+					t.Errorf("%s: nothing told", a.name)
+				}
+				continue
+			}
+			if !slices.Equal(lines, first) {
+				t.Errorf("%s: told apart by what %s is:\n%s\n-- against %s:\n%s", a.name, n, strings.Join(lines, "\n"), names[0], strings.Join(first, "\n"))
+			}
+		}
+	}
+	if s := strings.Join(told, "\n"); strings.Contains(s, "private") || strings.Contains(s, "SECRET") {
+		t.Errorf("where a link in ~/.ssh leads, or what a key holds, is told:\n%s", s)
+	}
 }

@@ -251,7 +251,8 @@ func (s *gitSurvey) found(f gitFound) {
 			}
 			continue
 		}
-		switch st, err := os.Stat(t); {
+		// Looked at through no link (one swapped in since leads nowhere).
+		switch st, err := statNoLinks(t); {
 		case err != nil:
 			s.items[l+" names"] = "a link the survey cannot follow (" + err.Error() + "): the repository git finds there is not checked"
 		case st.IsDir():
@@ -368,10 +369,10 @@ func (s *gitSurvey) repo(g, w string) {
 	}
 	s.seen[g] = true
 	s.trees[g+"\x00"+w] = true
-	if s.fc.unlistable(g) {
+	if !s.fc.listable(g) {
 		// A .git, commondir or modules/ entry naming ~/.ssh, or the
-		// home (red team 44): nothing in it is read for a command.
-		s.fc.refuse(g, errFencedFolder)
+		// home (red team 44), or reached through a link to one (red
+		// team 45): nothing in it is read for a command.
 		return
 	}
 	s.gitdirs = append(s.gitdirs, g)
@@ -394,7 +395,7 @@ func (s *gitSurvey) repo(g, w string) {
 		src = readGitConfig(s.fc, filepath.Join(g, "config.worktree"))
 	}
 	if wt := lastValue(src, "core.worktree"); wt != "" {
-		w = resolvePath(wt, g, s.home)
+		w = resolvePath(s.fc, wt, g, s.home)
 	}
 	if s.commit {
 		for _, name := range []string{"config", "config.worktree", "commondir", "gitdir"} {
@@ -454,7 +455,7 @@ func (s *gitSurvey) repo(g, w string) {
 			}
 			wt := ""
 			if dotgit := readGitPath(s.fc, filepath.Join(admin, "gitdir")); dotgit != "" {
-				dotgit = resolvePath(dotgit, admin, s.home)
+				dotgit = resolvePath(s.fc, dotgit, admin, s.home)
 				wt = filepath.Dir(dotgit)
 				if st, err := os.Lstat(dotgit); err == nil && st.Mode().IsRegular() {
 					s.keep(dotgit)
@@ -598,9 +599,13 @@ func (s *gitSurvey) modules(dir string) {
 			walk(n.path, n.via, depth+1)
 		}
 	}
-	// modules/ itself may be a link (to the home: red team 44).
-	if s.fc.listable(dir) {
-		walk(dir, fileKey{}, 0)
+	// modules/ itself may be a link (to the home: red team 44): walked
+	// where it really is (the listings refuse every link on the way).
+	if !s.fc.listable(dir) {
+		return
+	}
+	if real, err := s.fc.resolve(dir); err == nil {
+		walk(real, fileKey{}, 0)
 	}
 }
 
@@ -657,7 +662,7 @@ func (s *gitSurvey) configs(g, common, w string, local []gitEntry) {
 		s.noted[f] = true
 	}
 	if hooksPath != "" {
-		dir := resolvePath(hooksPath, base, s.home)
+		dir := resolvePath(s.fc, hooksPath, base, s.home)
 		s.hooksPath(dir)
 	}
 }
@@ -695,7 +700,7 @@ func (s *gitSurvey) programs(e gitEntry, base string) {
 		if !strings.Contains(word, "/") || strings.HasPrefix(word, "-") {
 			continue
 		}
-		p := resolvePath(word, base, s.home)
+		p := resolvePath(s.fc, word, base, s.home)
 		if _, err := s.fc.locate(p); errors.Is(err, errFenced) {
 			// Told the same whether it is there or not.
 			s.items["program "+p] = "in a path commands cannot read (not read)"
@@ -807,7 +812,7 @@ func (s *gitSurvey) worktreeNamesBack(file, value string) bool {
 	if v := strings.TrimSpace(value); processRelative(v) || !filepath.IsAbs(v) && readerDependent(g+"/"+v) {
 		return false // git reads it as its own: told
 	}
-	w := resolvePath(value, g, s.home)
+	w := resolvePath(s.fc, value, g, s.home)
 	back := readGitdirFile(s.fc, filepath.Join(w, ".git"))
 	if back == "" {
 		return false
@@ -854,7 +859,7 @@ func (s *gitSurvey) readConfig(path string, depth int, each func(file string, e 
 			// git reads it by this path, and resolves its own includes
 			// from its folder (red team 25: not from where a link there
 			// leads); it is covered where it really is.
-			inc := resolvePath(e.value, filepath.Dir(path), s.home)
+			inc := resolvePath(s.fc, e.value, filepath.Dir(path), s.home)
 			real := inc
 			if r, err := s.fc.locate(inc); err == nil {
 				real = r
@@ -1016,7 +1021,7 @@ func commondirFrom(fc *fence, g, c, home string) string {
 	if r := resolveFrom(fc, g, c); r != "" {
 		return r
 	}
-	return resolvePath(c, g, home)
+	return resolvePath(fc, c, g, home)
 }
 
 // expectedCommon is the common directory git itself gives gitdir g: the
@@ -1043,21 +1048,30 @@ func mainWorktree(common string) string {
 // after a link is the link's target's parent (the kernel's, and git's,
 // reading: red team 25 pointed a .git file at lnk/../g, which cleaning
 // made g), as far as p exists.
-func resolvePath(p, base, home string) string {
+func resolvePath(fc *fence, p, base, home string) string {
 	p = expand(strings.TrimSpace(p), home)
 	if !filepath.IsAbs(p) {
 		p = base + "/" + p
 	}
-	return physical(p)
+	return physical(fc, p)
 }
 
 // physical is the absolute path p, cleaned, with the links before each
-// ".." followed (see resolvePath).
-func physical(p string) string {
+// ".." followed (see resolvePath), as far as it exists. One whose way
+// enters an unreadable path stops there (see fence.walk): where a link
+// in there leads, and whether a name there exists, is not looked at
+// (red team 45 read both from where ~/.ssh/NAME/.. led), and the
+// refusal is told.
+func physical(fc *fence, p string) string {
 	if !hasDotDot(p) {
 		return filepath.Clean(p)
 	}
-	if real, err := filepath.EvalSymlinks(p); err == nil {
+	real, _, hidden, err := fc.walk(p)
+	if hidden {
+		fc.refuse(p, errFenced)
+		return real
+	}
+	if err == nil {
 		return real
 	}
 	cur := "/"
@@ -1065,7 +1079,7 @@ func physical(p string) string {
 		switch c {
 		case "", ".":
 		case "..":
-			if real, err := filepath.EvalSymlinks(cur); err == nil {
+			if real, err := fc.locate(cur); err == nil {
 				cur = real
 			}
 			cur = filepath.Dir(cur)
@@ -1124,9 +1138,9 @@ func gitRoots(roots []string, home string, fc *fence) (extra, notes []string) {
 		}
 		back := ""
 		if b := readGitPath(fc, filepath.Join(g, "gitdir")); b != "" {
-			back = resolvePath(b, g, home)
+			back = resolvePath(fc, b, g, home)
 		} else if wt := lastValue(readGitConfig(fc, filepath.Join(g, "config")), "core.worktree"); wt != "" {
-			back = filepath.Join(resolvePath(wt, g, home), ".git")
+			back = filepath.Join(resolvePath(fc, wt, g, home), ".git")
 		}
 		if real, err := filepath.EvalSymlinks(back); err == nil {
 			back = real
@@ -1232,17 +1246,18 @@ func WatchGit(p policy.Sandbox, workspace string) (GitState, error) {
 				st.items["hook "+p] = errReaderDependent.Error()
 				continue
 			}
-			real := p
-			if e.Type()&os.ModeSymlink != 0 {
-				r, err := s.fc.locate(p)
-				if errors.Is(err, errFenced) {
-					// Whether it is there, and executable, is not told.
-					st.items["hook "+p] = fencedHook
-					continue
-				}
-				real = r
+			real, err := s.fc.locate(p)
+			if errors.Is(err, errFenced) {
+				// Whether it is there, and executable, is not told.
+				st.items["hook "+p] = fencedHook
+				continue
 			}
-			info, err := os.Stat(real)
+			if err != nil {
+				continue
+			}
+			// Looked at through no link: one swapped in since the
+			// lookup leads nowhere.
+			info, err := statNoLinks(real)
 			if err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 {
 				continue
 			}
@@ -1250,7 +1265,7 @@ func WatchGit(p policy.Sandbox, workspace string) (GitState, error) {
 			// no plan covers (/dev/shm) was told once, then rewritten at
 			// the same size, untold (red team 24).
 			v := "executable, " + s.fingerprint(p)
-			if real != p {
+			if e.Type()&os.ModeSymlink != 0 {
 				v = "a symbolic link to " + real + " (a mount cannot keep what it points to), " + v
 			}
 			st.items["hook "+p] = v

@@ -98,13 +98,19 @@ func (f *gitFound) followGitlinks(fc *fence) {
 		for _, name := range links {
 			for _, top := range trees {
 				tree := filepath.Join(top, name)
-				if seen[tree] {
+				if seen[tree] || !within(tree, top) {
 					continue
 				}
 				seen[tree] = true
 				if followed++; followed > maxGitlinks {
 					f.truncated = append(f.truncated, r.tree)
 					return
+				}
+				// Looked at only where commands can look (a submodule
+				// l, a link to ~/.password-store, told whether its .git
+				// was there: red team 45).
+				if !fc.listable(tree) {
+					continue
 				}
 				dotgit := filepath.Join(tree, ".git")
 				fi, err := os.Lstat(dotgit)
@@ -199,7 +205,7 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
 		for _, e := range readGitConfig(fc, path) {
 			entries = append(entries, e)
 			if e.key == "include.path" || strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path") {
-				read(resolvePath(e.value, filepath.Dir(path), home), depth+1)
+				read(resolvePath(fc, e.value, filepath.Dir(path), home), depth+1)
 			}
 		}
 	}
@@ -212,7 +218,7 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
 		read(filepath.Join(gitdir, "config.worktree"), 0)
 	}
 	if wt := lastValue(entries, "core.worktree"); wt != "" {
-		worktree = resolvePath(wt, gitdir, home)
+		worktree = resolvePath(fc, wt, gitdir, home)
 	}
 	return hashSize, worktree
 }

@@ -177,7 +177,10 @@ func readListing(dir string) (listing, error) {
 
 // openDir opens the folder dir itself (no symbolic link followed).
 func openDir(dir string) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	// Through no link at all, not the last name only: a folder on the
+	// way swapped for a link to the home, between the search's look and
+	// this open, would list the home (red team 45).
+	fd, err := unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
@@ -451,4 +454,15 @@ const oPath = unix.O_PATH
 // nothing either way: the way must be walked.
 func linkOnWay(err error) bool {
 	return !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR)
+}
+
+// statNoLinks is os.Stat of a path that holds no link: ELOOP where one
+// is on the way (one swapped in since the path was looked up).
+func statNoLinks(path string) (os.FileInfo, error) {
+	f, err := openNoLinks(path, unix.O_PATH)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
 }

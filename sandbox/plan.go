@@ -324,8 +324,17 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		return Plan{}, err
 	}
 	home := os.Getenv("HOME")
-	// What the git survey may read for commands (see fence).
-	fc := newFence(sync.OnceValue(func() []string { return unreadableTargets(p, ws) }))
+	// What the git survey may read for commands (see fence): the
+	// unreadable paths as the plan finds them below; looked up on their
+	// own only if gitRoots needs them first (a linked worktree).
+	var targets []string
+	targetsFound := false
+	fc := newFence(sync.OnceValue(func() []string {
+		if targetsFound {
+			return targets
+		}
+		return unreadableTargets(p, ws)
+	}))
 	// The plan's listings: each folder read once at most, and those kept
 	// while they stand (see dirNames) read not at all.
 	lookups := newAbsence()
@@ -384,11 +393,16 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 			if !filepath.IsAbs(d) {
 				d = filepath.Join(ws, d)
 			}
+			targets = append(targets, filepath.Clean(d))
 			// Most of the default list is absent: one stat says so, where
 			// EvalSymlinks would lstat each component.
 			if lookups.absent(d) || !exists(d) {
-				if l := realLater(d, resolved, lookups); l != "" && !inRoots(l) {
+				l := realLater(d, resolved, lookups)
+				if l != "" && !inRoots(l) {
 					later = append(later, l)
+				}
+				if l != "" {
+					targets = append(targets, l)
 				}
 				continue
 			}
@@ -396,6 +410,7 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 			if err != nil {
 				continue
 			}
+			targets = append(targets, real)
 			if real == "/" {
 				return Plan{}, fmt.Errorf("sandbox: deny_read %q is the root directory: nothing could run", d)
 			}
@@ -403,6 +418,7 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		}
 	}
 	plan.DenyRead = dedupe(deny)
+	targets, targetsFound = dedupe(targets), true
 
 	// Protected paths, found under every root before nested roots go. A
 	// .git named there is the git survey's to cover.

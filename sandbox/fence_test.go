@@ -215,7 +215,7 @@ func TestGitSurveyTellsNotWhatIsThere(t *testing.T) {
 	if err := os.WriteFile(home+"/.ssh/id_ed25519", []byte("SECRET\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	symlink(t, home+"/private/ssh_config", home+"/.ssh/config")
+	symlink(t, home+"/private/ssh_config", home+"/.ssh/cfg")
 	mkdir(t, home+"/.password-store/subd")
 	if out, err := gitCmd(home+"/.password-store/subd", "init", "-q"); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
@@ -226,7 +226,7 @@ func TestGitSurveyTellsNotWhatIsThere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := []string{"id_ed25519", "absent", "subd", "config"}
+	names := []string{"id_ed25519", "absent", "subd", "cfg"}
 	type attack struct {
 		name string
 		make func(r, name string)
@@ -241,6 +241,11 @@ func TestGitSurveyTellsNotWhatIsThere(t *testing.T) {
 			g.repo(t, r)
 			symlink(t, home+"/.ssh", g.ws+"/"+r+"/l")
 			g.git(t, r, "config", "include.path", g.ws+"/"+r+"/l/"+name+"/../x")
+		}},
+		{"a commondir naming a folder through a link to ~/.ssh", func(r, name string) {
+			g.repo(t, r)
+			symlink(t, home+"/.ssh", g.ws+"/"+r+"/l")
+			g.write(t, r+"/.git/commondir", g.ws+"/"+r+"/l/"+name+"\n", 0o644)
 		}},
 		{"a .git file naming a gitdir through ~/.ssh/NAME/..", func(r, name string) {
 			g.repo(t, r+"/target")
@@ -270,8 +275,9 @@ func TestGitSurveyTellsNotWhatIsThere(t *testing.T) {
 			for _, l := range told {
 				if strings.Contains(l, "/"+r+"/") || strings.Contains(l, "/"+r+" ") {
 					l = strings.ReplaceAll(l, "/"+r+"/", "/R/")
-					l = strings.ReplaceAll(l, "/"+n+"/", "/NAME/")
-					l = strings.ReplaceAll(l, "/"+n+",", "/NAME,")
+					for _, end := range []string{"/", ",", " "} {
+						l = strings.ReplaceAll(l, "/"+n+end, "/NAME"+end)
+					}
 					lines = append(lines, l)
 				}
 			}

@@ -379,7 +379,13 @@ func (s *gitSurvey) repo(g, w string) {
 	s.readerLinks(g)
 	common := g
 	if named := s.commondirOf(g); named != "" {
-		if isDir(named) {
+		switch {
+		case s.fc.blocked(named):
+			// Taken as named whether it is there or not: what is read
+			// there is refused, the same either way (isDir told).
+			s.fc.refuse(named, errFenced)
+			common = named
+		case isDir(named):
 			common = named
 		}
 		if named != expectedCommon(g) {

@@ -400,7 +400,7 @@ func (f *gitFound) search(fc *fence, root string, maxDepth, maxDirs int, skip []
 			// A folder this user may enter but not list (mode 0311):
 			// git finds a repository there by its name, the search
 			// cannot.
-			if errors.Is(err, fs.ErrPermission) && searchable(it.path) {
+			if errors.Is(err, fs.ErrPermission) && hiddenByMode(it.path) {
 				f.unlisted = append(f.unlisted, it.path)
 			}
 			continue

@@ -92,6 +92,18 @@ func fileType(mode uint32) fs.FileMode {
 	return fs.ModeIrregular
 }
 
-// searchable: this program may look names up in the folder dir (as git,
-// run as the same user, may), whether or not it may list it.
-func searchable(dir string) bool { return unix.Access(dir, unix.X_OK) == nil }
+// hiddenByMode: this program may look names up in the folder dir (as
+// git, run as the same user, may) but not list it, and a command run as
+// this user could have made it so — the folder is this user's, or one it
+// may write in. Another user's private folder in /tmp (mode 0711) is
+// none of that: nothing a command made can be in it.
+func hiddenByMode(dir string) bool {
+	if unix.Access(dir, unix.X_OK) != nil {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Stat(dir, &st) != nil {
+		return false
+	}
+	return int(st.Uid) == os.Geteuid() || unix.Access(dir, unix.W_OK) == nil
+}

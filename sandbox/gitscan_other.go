@@ -23,5 +23,5 @@ func readEntries(f *os.File) ([]dirEntry, error) {
 	return entries, nil
 }
 
-// searchable: taken to be so here.
-func searchable(string) bool { return true }
+// hiddenByMode: taken to be so here.
+func hiddenByMode(string) bool { return true }

@@ -247,6 +247,11 @@ func TestGitSurveyTellsNotWhatIsThere(t *testing.T) {
 			symlink(t, home+"/.ssh", g.ws+"/"+r+"/l")
 			g.write(t, r+"/.git/commondir", g.ws+"/"+r+"/l/"+name+"\n", 0o644)
 		}},
+		{"a gitdir whose commondir is a link into ~/.ssh", func(r, name string) {
+			g.write(t, r+"/fake/HEAD", "ref: refs/heads/main\n", 0o644)
+			symlink(t, home+"/.ssh/"+name, g.ws+"/"+r+"/fake/commondir")
+			g.write(t, r+"/sub/.git", "gitdir: ../fake", 0o644)
+		}},
 		{"a .git file naming a gitdir through ~/.ssh/NAME/..", func(r, name string) {
 			g.repo(t, r+"/target")
 			g.write(t, r+"/.git", "gitdir: "+home+"/.ssh/"+name+"/../../../ws/"+r+"/target/.git\n", 0o644)
@@ -291,6 +296,32 @@ func TestGitSurveyTellsNotWhatIsThere(t *testing.T) {
 			}
 			if !slices.Equal(lines, first) {
 				t.Errorf("%s: told apart by what %s is:\n%s\n-- against %s:\n%s", a.name, n, strings.Join(lines, "\n"), names[0], strings.Join(first, "\n"))
+			}
+		}
+	}
+	// Nor by what the plan makes (red team 46: the hooks/, config,
+	// remotes/ and branches/ made for a gitdir showed it was taken for
+	// one when its commondir link led somewhere).
+	plan, err := Compile(p, g.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := slices.Concat(plan.MakeDirs, plan.MakeFiles)
+	for i := range attacks {
+		var first []string
+		for j := range names {
+			r := fmt.Sprintf("/a%d-%d/", i, j)
+			var mine []string
+			for _, m := range made {
+				if strings.Contains(m, r) {
+					mine = append(mine, strings.ReplaceAll(m, r, "/R/"))
+				}
+			}
+			slices.Sort(mine)
+			if j == 0 {
+				first = mine
+			} else if !slices.Equal(mine, first) {
+				t.Errorf("%s: the plan makes %q for %s, %q for %s", attacks[i].name, mine, names[j], first, names[0])
 			}
 		}
 	}

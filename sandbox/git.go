@@ -463,7 +463,7 @@ func (s *gitSurvey) repo(g, w string) {
 			if dotgit := readGitPath(s.fc, filepath.Join(admin, "gitdir")); dotgit != "" {
 				dotgit = resolvePath(s.fc, dotgit, admin, s.home)
 				wt = filepath.Dir(dotgit)
-				if st, err := os.Lstat(dotgit); err == nil && st.Mode().IsRegular() {
+				if st, err := os.Lstat(dotgit); err == nil && st.Mode().IsRegular() && !s.fc.blocked(dotgit) {
 					s.keep(dotgit)
 				}
 			}
@@ -992,7 +992,10 @@ func looksLikeGitdir(dir string) bool {
 	if _, err := os.Lstat(filepath.Join(dir, "objects")); err == nil {
 		return true
 	}
-	_, err := os.Stat(filepath.Join(dir, "commondir"))
+	// An entry of the name, whatever it is, as the search's listing
+	// takes it: one that is a link is not followed (into ~/.ssh, whether
+	// it led anywhere told whether a name was there: red team 46).
+	_, err := os.Lstat(filepath.Join(dir, "commondir"))
 	return err == nil
 }
 

@@ -707,23 +707,24 @@ func (s *gitSurvey) programs(e gitEntry, base string) {
 			continue
 		}
 		p := resolvePath(s.fc, word, base, s.home)
-		if _, err := s.fc.locate(p); errors.Is(err, errFenced) {
+		real, err := s.fc.locate(p)
+		if errors.Is(err, errFenced) {
 			// Told the same whether it is there or not.
 			s.items["program "+p] = "in a path commands cannot read (not read)"
 			continue
 		}
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			if real, err := s.fc.locate(p); err == nil {
-				s.keep(real)
-				// Kept read-only only inside the writable roots: what it
-				// holds is told again whenever it changes (red team 24
-				// rewrote a program in /dev/shm after it was told). Not
-				// the system's programs (/usr/bin/gpg, a credential
-				// helper), which no command can write: hashing them
-				// twice a call cost milliseconds.
-				if s.inRoots(real) || !systemFile(real) {
-					s.items["program "+real] = s.fingerprint(real)
-				}
+		// Looked at where the lookup led, through no link (one swapped
+		// in since leads nowhere).
+		if st, serr := statNoLinks(real); err == nil && serr == nil && st.Mode().IsRegular() {
+			s.keep(real)
+			// Kept read-only only inside the writable roots: what it
+			// holds is told again whenever it changes (red team 24
+			// rewrote a program in /dev/shm after it was told). Not the
+			// system's programs (/usr/bin/gpg, a credential helper),
+			// which no command can write: hashing them twice a call cost
+			// milliseconds.
+			if s.inRoots(real) || !systemFile(real) {
+				s.items["program "+real] = s.fingerprint(real)
 			}
 		}
 	}

@@ -899,3 +899,44 @@ func TestApplyDenyReadTellsNothingByStat(t *testing.T) {
 	// What the policy leaves readable stays so.
 	mustPass(t, e.run(t, plan, true, "cat "+e.home+"/notes.txt"), "cat ~/notes.txt", "notes")
 }
+
+// TestApplyDenyReadThroughSecondMount: a file system mounted twice holds
+// each file at two paths, and Landlock's rules are paths: with the home
+// bound elsewhere, the key was read through the other mount (red team
+// 46: /home bound at /mnt/hb). Each unreadable path is denied, and
+// covered, at every path the mounts give it. Binding a folder takes root.
+func TestApplyDenyReadThroughSecondMount(t *testing.T) {
+	sandboxtest.Require(t)
+	if os.Geteuid() != 0 {
+		t.Skip("binding a folder elsewhere takes root: the root run of the suite tries this")
+	}
+	e := newEnv(t)
+	bound := e.root + "/hb"
+	mkdir(t, bound)
+	if err := unix.Mount(e.home, bound, "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("bind %s at %s: %v", e.home, bound, err)
+	}
+	t.Cleanup(func() { unix.Unmount(bound, unix.MNT_DETACH) })
+	plan := e.plan(t, nil)
+	if !slices.Contains(plan.DenyRead, bound+"/.ssh") {
+		t.Errorf("the other path to ~/.ssh is not denied: %q", plan.DenyRead)
+	}
+	layers(t, func(t *testing.T, isolate bool) {
+		for _, cmd := range []string{"cat " + bound + "/.ssh/id_rsa", "ls " + bound + "/.ssh"} {
+			r := e.run(t, plan, isolate, cmd)
+			mustFail(t, r, cmd)
+			if strings.Contains(r.Output, "PRIVATE KEY") || strings.Contains(r.Output, "authorized_keys") {
+				t.Errorf("%s: %q", cmd, r.Output)
+			}
+		}
+		// The rest of the other mount reads as the home does.
+		mustPass(t, e.run(t, plan, isolate, "cat "+bound+"/notes.txt"), "cat notes.txt through the bind", "notes")
+	})
+}
+
+func mkdir(t *testing.T, d string) {
+	t.Helper()
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}

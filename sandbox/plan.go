@@ -417,8 +417,10 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 			deny = append(deny, real)
 		}
 	}
-	plan.DenyRead = dedupe(deny)
-	targets, targetsFound = dedupe(targets), true
+	// And each at every other path a mount gives it (see mountAliases).
+	aliases := mountAliases(dedupe(deny))
+	plan.DenyRead = dedupe(append(deny, aliases...))
+	targets, targetsFound = dedupe(append(targets, aliases...)), true
 
 	// Protected paths, found under every root before nested roots go. A
 	// .git named there is the git survey's to cover.
@@ -1455,6 +1457,7 @@ func unreadableTargets(p policy.Sandbox, ws string) []string {
 	// would be made (see realLater).
 	lookups := newAbsence()
 	resolved := map[string]string{}
+	var existing []string
 	for _, entry := range slices.Concat(p.DenyRead, moved) {
 		paths, _ := expandHomes(entry, homes)
 		for _, d := range paths {
@@ -1467,6 +1470,7 @@ func unreadableTargets(p policy.Sandbox, ws string) []string {
 			// (one lookup, the usual case).
 			if f, err := openNoLinks(d, oPath); err == nil {
 				f.Close()
+				existing = append(existing, d)
 				continue
 			} else if !linkOnWay(err) {
 				continue
@@ -1479,10 +1483,11 @@ func unreadableTargets(p policy.Sandbox, ws string) []string {
 			}
 			if real, err := filepath.EvalSymlinks(d); err == nil {
 				out = append(out, real)
+				existing = append(existing, real)
 			}
 		}
 	}
-	return dedupe(out)
+	return dedupe(append(out, mountAliases(existing)...))
 }
 
 // expandHomes is entry with a leading "~" or "~/" in each of homes, or

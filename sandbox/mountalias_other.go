@@ -1,0 +1,6 @@
+//go:build !linux
+
+package sandbox
+
+// mountAliases: no mount table read here.
+func mountAliases([]string) []string { return nil }

@@ -917,12 +917,22 @@ func TestApplyDenyReadThroughSecondMount(t *testing.T) {
 		t.Fatalf("bind %s at %s: %v", e.home, bound, err)
 	}
 	t.Cleanup(func() { unix.Unmount(bound, unix.MNT_DETACH) })
+	// And a key bound on its own, as a container's volume is (red team
+	// 47: a mount whose root lies inside ~/.ssh was missed).
+	key := e.root + "/key"
+	if err := os.WriteFile(key, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(e.home+"/.ssh/id_rsa", key, "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("bind the key at %s: %v", key, err)
+	}
+	t.Cleanup(func() { unix.Unmount(key, unix.MNT_DETACH) })
 	plan := e.plan(t, nil)
 	if !slices.Contains(plan.DenyRead, bound+"/.ssh") {
 		t.Errorf("the other path to ~/.ssh is not denied: %q", plan.DenyRead)
 	}
 	layers(t, func(t *testing.T, isolate bool) {
-		for _, cmd := range []string{"cat " + bound + "/.ssh/id_rsa", "ls " + bound + "/.ssh"} {
+		for _, cmd := range []string{"cat " + bound + "/.ssh/id_rsa", "ls " + bound + "/.ssh", "cat " + key} {
 			r := e.run(t, plan, isolate, cmd)
 			mustFail(t, r, cmd)
 			if strings.Contains(r.Output, "PRIVATE KEY") || strings.Contains(r.Output, "authorized_keys") {

@@ -48,7 +48,8 @@ func mountAliases(paths []string) []string {
 	var out []string
 	for _, pa := range aliasesIn(currentMounts(), paths) {
 		var a, b unix.Stat_t
-		if unix.Lstat(pa[0], &a) == nil && unix.Lstat(pa[1], &b) == nil && a.Dev == b.Dev && a.Ino == b.Ino {
+		// Stat, not Lstat: a mount point is looked at through the mount.
+		if unix.Stat(pa[0], &a) == nil && unix.Stat(pa[1], &b) == nil && a.Dev == b.Dev && a.Ino == b.Ino {
 			out = append(out, pa[1])
 		}
 	}

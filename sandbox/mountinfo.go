@@ -72,9 +72,11 @@ func octal3(s string) (byte, bool) {
 // holds it (a later mount on the same point hides an earlier one); its
 // place in the file system is that mount's root joined with the rest;
 // every other mount of the same device whose root holds that place shows
-// it too, at its point joined with what is left. The caller checks that
-// each alias is there and is the same file (a mount above it may hide
-// it).
+// it too, at its point joined with what is left; one whose root lies in
+// it (a bind of ~/.ssh/sub, or of a key: red team 47) shows part of it,
+// at its point whole. Each pair is the path to check and the alias: the
+// caller checks that both are there and are the same file (a mount above
+// one may hide it).
 func aliasesIn(mounts []mountEntry, paths []string) [][2]string {
 	var out [][2]string
 	for _, p := range paths {
@@ -89,11 +91,14 @@ func aliasesIn(mounts []mountEntry, paths []string) [][2]string {
 		}
 		place := joinUnder(mounts[m].root, strings.TrimPrefix(p, mounts[m].point))
 		for i, e := range mounts {
-			if i == m || e.dev != mounts[m].dev || !(place == e.root || within(place, e.root)) {
-				continue
-			}
-			if a := joinUnder(e.point, strings.TrimPrefix(place, e.root)); a != p {
-				out = append(out, [2]string{p, a})
+			switch {
+			case i == m || e.dev != mounts[m].dev:
+			case place == e.root || within(place, e.root):
+				if a := joinUnder(e.point, strings.TrimPrefix(place, e.root)); a != p {
+					out = append(out, [2]string{p, a})
+				}
+			case within(e.root, place):
+				out = append(out, [2]string{joinUnder(p, strings.TrimPrefix(e.root, place)), e.point})
 			}
 		}
 	}

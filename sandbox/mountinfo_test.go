@@ -17,6 +17,7 @@ func TestAliasesIn(t *testing.T) {
 33 22 0:40 /@home /home rw - btrfs /dev/sdb rw
 34 22 0:40 / /top rw - btrfs /dev/sdb rw
 35 22 8:1 /srv/with\040space /mnt/sp rw - ext4 /dev/sda1 rw
+36 22 8:1 /root/.ssh/id_ed25519 /srv/key rw - ext4 /dev/sda1 rw
 `)
 	if got := mounts[6].point; got != "/mnt/sp" || mounts[6].root != "/srv/with space" {
 		t.Fatalf("escapes: %q %q", got, mounts[6].root)
@@ -25,6 +26,7 @@ func TestAliasesIn(t *testing.T) {
 	want := [][2]string{
 		{"/home/u/.ssh", "/top/@home/u/.ssh"},
 		{"/root/.ssh", "/host/root/.ssh"},
+		{"/root/.ssh/id_ed25519", "/srv/key"},
 		{"/srv/with space/k", "/host/srv/with space/k"},
 		{"/srv/with space/k", "/mnt/sp/k"},
 	}

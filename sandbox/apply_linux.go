@@ -187,6 +187,12 @@ func readOnlyRoot(roots []string) error {
 	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() && !hasRoot(writable, "/dev/shm") {
 		writable = append(writable, "/dev/shm")
 	}
+	// This thread's mounts (its own namespace: /proc/self is the
+	// process's first thread's).
+	var mounts []mountEntry
+	if b, err := os.ReadFile("/proc/thread-self/mountinfo"); err == nil {
+		mounts = parseMountinfo(string(b))
+	}
 	trees := make([]int, len(writable))
 	for i := range trees {
 		trees[i] = -1
@@ -255,6 +261,53 @@ func readOnlyRoot(roots []string) error {
 		}
 		if err := unix.MoveMount(fd, "", places[i], "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 			return fmt.Errorf("mount: attaching writable root %q: %w", w, err)
+		}
+	}
+	return readOnlyForeignMounts(mounts, writable)
+}
+
+// readOnlyForeignMounts makes read-only each mount below a writable root
+// (attached again with the root, writable) that shows what lies outside
+// every writable root: a bind of /, of the home or of /etc into /tmp or
+// the workspace made every file of it writable to commands (red team
+// 47). One that shows only what a writable root holds (a bind of the
+// workspace's own folder) or a file system mounted nowhere else outside
+// them (a tmpfs, a disk of its own) stays writable. mounts is the table
+// from before the roots were attached again.
+func readOnlyForeignMounts(mounts []mountEntry, writable []string) error {
+	inWritable := func(p string) bool { return hasRoot(writable, p) }
+	holder := func(p string) (mountEntry, bool) {
+		m := -1
+		for i, e := range mounts {
+			if (p == e.point || within(p, e.point)) && (m < 0 || len(e.point) >= len(mounts[m].point)) {
+				m = i
+			}
+		}
+		if m < 0 {
+			return mountEntry{}, false
+		}
+		return mounts[m], true
+	}
+	for _, s := range mounts {
+		if !inWritable(s.point) || slices.Contains(writable, s.point) {
+			continue
+		}
+		shown := false
+		for _, w := range writable {
+			if m, ok := holder(w); ok && m.dev == s.dev {
+				place := joinUnder(m.root, strings.TrimPrefix(w, m.point))
+				if s.root == place || within(s.root, place) {
+					shown = true
+				}
+			}
+		}
+		elsewhere := slices.ContainsFunc(mounts, func(e mountEntry) bool { return e.dev == s.dev && !inWritable(e.point) })
+		if shown || !elsewhere {
+			continue
+		}
+		ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+		if err := unix.MountSetattr(unix.AT_FDCWD, s.point, unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, &ro); err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("mount: making %s, a mount of what lies outside the writable roots, read-only: %w", s.point, err)
 		}
 	}
 	return nil

@@ -950,3 +950,53 @@ func mkdir(t *testing.T, d string) {
 		t.Fatal(err)
 	}
 }
+
+// TestApplyForeignMountInRootReadOnly: a writable root is attached again
+// with the mounts below it, so a bind of what lies outside every
+// writable root into one (/, the home, /etc into /tmp) made all of it
+// writable (red team 47). Such a mount is read-only; a file system of
+// its own (a tmpfs) and a bind of the root's own folder stay writable.
+// Binding takes root.
+func TestApplyForeignMountInRootReadOnly(t *testing.T) {
+	sandboxtest.Require(t)
+	sandboxtest.RequireNamespaces(t)
+	if os.Geteuid() != 0 {
+		t.Skip("binding a folder takes root: the root run of the suite tries this")
+	}
+	e := newEnv(t)
+	outside := e.root + "/outside"
+	mkdir(t, outside)
+	if err := os.WriteFile(outside+"/f", []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mounts := []struct{ src, dst, fstype string }{
+		{outside, e.ws + "/ext", ""},
+		{"tmpfs", e.ws + "/scratch", "tmpfs"},
+		{e.ws + "/src", e.ws + "/src2", ""},
+	}
+	for _, m := range mounts {
+		mkdir(t, m.dst)
+		flags := uintptr(unix.MS_BIND)
+		if m.fstype != "" {
+			flags = 0
+		}
+		if err := unix.Mount(m.src, m.dst, m.fstype, flags, ""); err != nil {
+			t.Fatalf("mount %s at %s: %v", m.src, m.dst, err)
+		}
+		dst := m.dst
+		t.Cleanup(func() { unix.Unmount(dst, unix.MNT_DETACH) })
+	}
+	plan := e.plan(t, nil)
+	cmd := "echo pwned > ext/f"
+	mustFail(t, e.run(t, plan, true, cmd), cmd)
+	if got := readFile(t, outside+"/f"); got != "outside\n" {
+		t.Errorf("written through the bind: %q", got)
+	}
+	for _, c := range []string{"echo ok > scratch/x && cat scratch/x", "echo ok > src2/y && cat src/y", "cat ext/f"} {
+		want := "ok"
+		if c == "cat ext/f" {
+			want = "outside"
+		}
+		mustPass(t, e.run(t, plan, true, c), c, want)
+	}
+}

@@ -267,50 +267,76 @@ func readOnlyRoot(roots []string) error {
 }
 
 // readOnlyForeignMounts makes read-only each mount below a writable root
-// (attached again with the root, writable) that shows what lies outside
-// every writable root: a bind of /, of the home or of /etc into /tmp or
-// the workspace made every file of it writable to commands (red team
-// 47). One that shows only what a writable root holds (a bind of the
-// workspace's own folder) or a file system mounted nowhere else outside
-// them (a tmpfs, a disk of its own) stays writable. mounts is the table
-// from before the roots were attached again.
+// (attached again with the root, writable) but storage of its own: a
+// bind of /, of the home or of /etc into /tmp or the workspace made every
+// file of it writable to commands (red team 47), and so did a proc,
+// binfmt_misc or tracefs mounted there (a chroot's /proc: red team 48
+// wrote the host's core_pattern through one), or an overlay whose upper
+// folder is elsewhere. What stays writable is a local file system
+// (tmpfs, ext4, xfs, btrfs, ...) mounted nowhere outside the writable
+// roots. A bind of the root's own folder is made read-only too. The
+// table is read again until every such mount in sight is read-only (a
+// command moving one between the look and the change), and the command
+// does not start otherwise.
 func readOnlyForeignMounts(mounts []mountEntry, writable []string) error {
-	inWritable := func(p string) bool { return hasRoot(writable, p) }
-	holder := func(p string) (mountEntry, bool) {
-		m := -1
-		for i, e := range mounts {
-			if (p == e.point || within(p, e.point)) && (m < 0 || len(e.point) >= len(mounts[m].point)) {
-				m = i
+	var last error
+	for try := 0; try < 4; try++ {
+		if try > 0 {
+			b, err := os.ReadFile("/proc/thread-self/mountinfo")
+			if err != nil {
+				return fmt.Errorf("mount: reading the mount table: %w", err)
+			}
+			mounts = parseMountinfo(string(b))
+		}
+		offenders := foreignMounts(mounts, writable)
+		if len(offenders) == 0 {
+			return nil
+		}
+		if try == 3 {
+			break
+		}
+		last = nil
+		for _, p := range offenders {
+			ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+			if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, &ro); err != nil {
+				last = fmt.Errorf("mount: making %s, a mount below a writable root of what is not its own, read-only: %w", p, err)
 			}
 		}
-		if m < 0 {
-			return mountEntry{}, false
-		}
-		return mounts[m], true
 	}
-	for _, s := range mounts {
-		if !inWritable(s.point) || slices.Contains(writable, s.point) {
+	if last == nil {
+		last = errors.New("mount: a mount below a writable root of what is not its own stayed writable")
+	}
+	return last
+}
+
+// foreignMounts are the mount points, in sight, below a writable root
+// (not one itself), writable, that are not storage of its own (see
+// readOnlyForeignMounts).
+func foreignMounts(mounts []mountEntry, writable []string) []string {
+	var out []string
+	for i, s := range mounts {
+		if s.readOnly || !hasRoot(writable, s.point) || slices.Contains(writable, s.point) {
 			continue
 		}
-		shown := false
-		for _, w := range writable {
-			if m, ok := holder(w); ok && m.dev == s.dev {
-				place := joinUnder(m.root, strings.TrimPrefix(w, m.point))
-				if s.root == place || within(s.root, place) {
-					shown = true
-				}
-			}
-		}
-		elsewhere := slices.ContainsFunc(mounts, func(e mountEntry) bool { return e.dev == s.dev && !inWritable(e.point) })
-		if shown || !elsewhere {
+		// Out of sight: a later mount on its point, or above it.
+		if slices.ContainsFunc(mounts[i+1:], func(n mountEntry) bool { return n.point == s.point || within(s.point, n.point) }) {
 			continue
 		}
-		ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
-		if err := unix.MountSetattr(unix.AT_FDCWD, s.point, unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, &ro); err != nil && !errors.Is(err, unix.ENOENT) {
-			return fmt.Errorf("mount: making %s, a mount of what lies outside the writable roots, read-only: %w", s.point, err)
+		own := storageTypes[s.fstype] && !slices.ContainsFunc(mounts, func(e mountEntry) bool {
+			return e.dev == s.dev && !hasRoot(writable, e.point)
+		})
+		if !own {
+			out = append(out, s.point)
 		}
 	}
-	return nil
+	return out
+}
+
+// storageTypes are the file systems that hold files of their own (not a
+// view of another, nor the kernel's controls).
+var storageTypes = map[string]bool{
+	"tmpfs": true, "ramfs": true, "ext2": true, "ext3": true, "ext4": true, "xfs": true, "btrfs": true,
+	"f2fs": true, "vfat": true, "exfat": true, "ntfs": true, "ntfs3": true, "zfs": true, "bcachefs": true,
 }
 
 // makeEmpty makes each absent directory (or file), empty, with its

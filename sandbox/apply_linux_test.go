@@ -954,9 +954,10 @@ func mkdir(t *testing.T, d string) {
 // TestApplyForeignMountInRootReadOnly: a writable root is attached again
 // with the mounts below it, so a bind of what lies outside every
 // writable root into one (/, the home, /etc into /tmp) made all of it
-// writable (red team 47). Such a mount is read-only; a file system of
-// its own (a tmpfs) and a bind of the root's own folder stay writable.
-// Binding takes root.
+// writable (red team 47), and a proc mounted there let a command write
+// the kernel's settings (red team 48). Such a mount is read-only, a bind
+// of the root's own folder too; a local file system of its own (a tmpfs)
+// stays writable. Mounting takes root.
 func TestApplyForeignMountInRootReadOnly(t *testing.T) {
 	sandboxtest.Require(t)
 	sandboxtest.RequireNamespaces(t)
@@ -973,6 +974,9 @@ func TestApplyForeignMountInRootReadOnly(t *testing.T) {
 		{outside, e.ws + "/ext", ""},
 		{"tmpfs", e.ws + "/scratch", "tmpfs"},
 		{e.ws + "/src", e.ws + "/src2", ""},
+		// A chroot's /proc: its own device, the kernel's controls
+		// (red team 48 wrote core_pattern through one).
+		{"proc", e.ws + "/procm", "proc"},
 	}
 	for _, m := range mounts {
 		mkdir(t, m.dst)
@@ -992,7 +996,11 @@ func TestApplyForeignMountInRootReadOnly(t *testing.T) {
 	if got := readFile(t, outside+"/f"); got != "outside\n" {
 		t.Errorf("written through the bind: %q", got)
 	}
-	for _, c := range []string{"echo ok > scratch/x && cat scratch/x", "echo ok > src2/y && cat src/y", "cat ext/f"} {
+	// The value written back as it is: harmless if the write got through.
+	for _, cmd := range []string{"echo pwned > src2/y", "v=$(cat procm/sys/kernel/core_pattern) && echo \"$v\" > procm/sys/kernel/core_pattern"} {
+		mustFail(t, e.run(t, plan, true, cmd), cmd)
+	}
+	for _, c := range []string{"echo ok > scratch/x && cat scratch/x", "echo ok > src/y && cat src2/y", "cat ext/f"} {
 		want := "ok"
 		if c == "cat ext/f" {
 			want = "outside"

@@ -17,6 +17,8 @@ import (
 // device, the folder of it the mount shows (root), and where (point).
 type mountEntry struct {
 	dev, root, point string
+	readOnly         bool   // the mount's own options say ro
+	fstype           string // after the separator
 }
 
 // parseMountinfo reads /proc/self/mountinfo's lines (proc(5)): mount ID,
@@ -29,7 +31,17 @@ func parseMountinfo(text string) []mountEntry {
 		if len(f) < 5 {
 			continue
 		}
-		out = append(out, mountEntry{dev: f[2], root: unescapeMount(f[3]), point: unescapeMount(f[4])})
+		e := mountEntry{dev: f[2], root: unescapeMount(f[3]), point: unescapeMount(f[4])}
+		if len(f) > 5 {
+			e.readOnly = strings.HasPrefix(f[5], "ro,") || f[5] == "ro"
+		}
+		for i := 6; i+1 < len(f); i++ {
+			if f[i] == "-" {
+				e.fstype = f[i+1]
+				break
+			}
+		}
+		out = append(out, e)
 	}
 	return out
 }

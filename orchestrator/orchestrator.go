@@ -13,6 +13,7 @@ import (
 
 	"github.com/unified-exec/unified-exec/approval"
 	"github.com/unified-exec/unified-exec/egress"
+	"github.com/unified-exec/unified-exec/internal/tracepoint"
 	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/sandbox"
 	"github.com/unified-exec/unified-exec/unifiedexec"
@@ -134,6 +135,7 @@ func New(cfg Config) (_ *Orchestrator, err error) {
 			o.status.ProcessLimitErr = err.Error()
 		}
 	}
+	tracepoint.Mark("orchestrator: host status known")
 	o.audit, err = openAudit(o.pol.Audit)
 	if err != nil {
 		return nil, err
@@ -149,6 +151,7 @@ func New(cfg Config) (_ *Orchestrator, err error) {
 	}
 	o.startGitBaseline()
 	o.startNetwork(cfg.NetworkResolver)
+	tracepoint.Mark("orchestrator: git baseline under way")
 	o.m = cfg.Manager
 	if o.m != nil {
 		// Its snapshots are kept read-only for commands all the same.

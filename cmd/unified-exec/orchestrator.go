@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/unified-exec/unified-exec/approval"
+	"github.com/unified-exec/unified-exec/internal/tracepoint"
 	"github.com/unified-exec/unified-exec/orchestrator"
 	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/sandbox"
@@ -48,6 +49,7 @@ func newOrchestratorWith(f mainFlags, server bool, onExit func(id, code int, las
 		load = func() (*policy.Policy, error) { return loadPolicy(f.policy) }
 	}
 	pol, err := load()
+	tracepoint.Mark("policy loaded")
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ package main
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 // The relay: the program's own PID and mount namespaces entered before the
@@ -144,12 +145,25 @@ static int ue_keep_caps(void) {
 	return syscall(SYS_capset, &hdr, data);
 }
 
+// ue_trace prints a timing line as tracepoint.Mark does, when
+// UNIFIED_EXEC_TRACE is set: the relay's steps before and after the Go
+// runtime's, on one clock with the program's.
+static void ue_trace(const char *what) {
+	const char *on = getenv("UNIFIED_EXEC_TRACE");
+	if (!on || !*on)
+		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fprintf(stderr, "trace %lld %d %s\n", (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000, (int)getpid(), what);
+}
+
 static const int ue_relayed_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, 0};
 
 __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **envp) {
 	(void)envp;
 	if (!ue_should_enter(argc, argv))
 		return;
+	ue_trace("relay: start");
 	struct termios saved;
 	int tty = tcgetattr(0, &saved) == 0;
 	if (tty) {
@@ -213,6 +227,7 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 			}
 		}
 		sigprocmask(SIG_SETMASK, &old, NULL);
+		ue_trace("relay: program cloned");
 		ue_relay_pid = relay;
 		return;
 	}
@@ -254,6 +269,7 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 			_exit(125);
 		}
 	}
+	ue_trace("relay: program exited");
 	sigprocmask(SIG_BLOCK, &relayed, NULL);
 	ue_child = 0;
 	int status;

@@ -4,16 +4,17 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/unified-exec/unified-exec/orchestrator"
-	"github.com/unified-exec/unified-exec/policy"
-	"github.com/unified-exec/unified-exec/ptyrun"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
 
+	"github.com/unified-exec/unified-exec/internal/tracepoint"
 	"github.com/unified-exec/unified-exec/mcpserver"
+	"github.com/unified-exec/unified-exec/orchestrator"
+	"github.com/unified-exec/unified-exec/policy"
+	"github.com/unified-exec/unified-exec/ptyrun"
 )
 
 // mainFlags are the flags of the wrapper and the server.
@@ -63,6 +64,11 @@ func cmdMain(args []string) int {
 		errorf("%v", err)
 		return exitInternal
 	}
+	dashdash := len(args) > 0 && (len(rest) > 0 || args[len(args)-1] == "--")
+	wrap := len(rest) > 0 || dashdash
+	if wrap {
+		hugeHeap()
+	}
 	// Parsing the policy takes a millisecond or more at start: beside the
 	// namespace and the first forking thread, not before them.
 	f.loaded = loadPolicyAhead(f.policy)
@@ -73,13 +79,13 @@ func cmdMain(args []string) int {
 	// (UNIFIED_EXEC_SPAWN=helper starts every command through the
 	// namespace-per-session helper instead: see newOrchestratorWith.)
 	ptyrun.EnterNamespace()
+	tracepoint.Mark("namespace entered")
 	ignoreStraySignals()
-	dashdash := len(args) > 0 && (len(rest) > 0 || args[len(args)-1] == "--")
-	wrap := len(rest) > 0 || dashdash
 	// The first thread commands fork from is prepared from here on, beside
 	// the rest of the start-up (see ptyrun.Forker); the manager takes it
 	// over, and this Close is only for the ways out before it.
 	f.forker = orchestrator.NewForker(wrap)
+	tracepoint.Mark("first forking thread under way")
 	defer f.forker.Close()
 	// Output is read in larger pieces when the server does not preempt
 	// the commands that write it (see ptyrun.BatchScheduling); commands

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -168,7 +169,7 @@ func New(cfg Config) (_ *Orchestrator, err error) {
 			SnapshotDir:      snapDir,
 			OnSnapshot:       cfg.OnSnapshot,
 			Workspace:        ws,
-			Env:              o.pol.Env.Build(os.Environ()),
+			Env:              slices.Clone(pol.Sandbox.CommandEnv), // the same build of the environment
 			MaxSessions:      o.pol.Limits.MaxSessions,
 			SessionTimeout:   o.pol.Limits.IdleTimeout(),
 			MaxOutputTokens:  o.pol.Limits.MaxOutputTokens,

@@ -26,15 +26,15 @@ func TestGlobMatchIsPathMatch(t *testing.T) {
 	}
 	for _, p := range patterns {
 		for _, n := range names[:40] {
-			if want, _ := path.Match(p, n); globMatch(p, n) != want {
-				t.Fatalf("globMatch(%q, %q) = %v, path.Match says %v", p, n, !want, want)
+			if want, _ := path.Match(p, n); newEnvGlob(p).match(n) != want {
+				t.Fatalf("newEnvGlob(%q).match(%q) = %v, path.Match says %v", p, n, !want, want)
 			}
 		}
 	}
 	for i, n := range names {
 		p := patterns[i%len(patterns)]
-		if want, _ := path.Match(p, n); globMatch(p, n) != want {
-			t.Fatalf("globMatch(%q, %q) = %v, path.Match says %v", p, n, !want, want)
+		if want, _ := path.Match(p, n); newEnvGlob(p).match(n) != want {
+			t.Fatalf("newEnvGlob(%q).match(%q) = %v, path.Match says %v", p, n, !want, want)
 		}
 	}
 }

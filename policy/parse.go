@@ -499,15 +499,33 @@ func withoutUserinfo(v string) string {
 }
 
 // envGlobs are exclude's globs, upper-cased once: drop, and keep ("!").
-type envGlobs struct{ drop, keep []string }
+type envGlobs struct{ drop, keep []envGlob }
+
+// envGlob is one exclude glob (upper-cased by globs), split at its stars once (each
+// name of the environment is matched against each glob at every
+// command's start).
+type envGlob struct {
+	pattern string
+	// parts are pattern split at "*" when * is its only special
+	// character (every default one); nil: path.Match decides.
+	parts []string
+}
+
+func newEnvGlob(pattern string) envGlob {
+	g := envGlob{pattern: pattern}
+	if !strings.ContainsAny(g.pattern, "?[\\/") {
+		g.parts = strings.Split(g.pattern, "*")
+	}
+	return g
+}
 
 func (e Env) globs() envGlobs {
 	var g envGlobs
 	for _, x := range e.Exclude {
 		if keep, ok := strings.CutPrefix(x, "!"); ok {
-			g.keep = append(g.keep, strings.ToUpper(keep))
+			g.keep = append(g.keep, newEnvGlob(strings.ToUpper(keep)))
 		} else {
-			g.drop = append(g.drop, strings.ToUpper(x))
+			g.drop = append(g.drop, newEnvGlob(strings.ToUpper(x)))
 		}
 	}
 	return g
@@ -516,26 +534,24 @@ func (e Env) globs() envGlobs {
 // excluded reports whether a drop glob names the variable (upper-cased)
 // and no keep glob does.
 func (g envGlobs) excluded(up string) bool {
-	return slices.ContainsFunc(g.drop, func(p string) bool { return globMatch(p, up) }) && !g.kept(up)
+	return slices.ContainsFunc(g.drop, func(p envGlob) bool { return p.match(up) }) && !g.kept(up)
 }
 
 // kept reports whether a keep ("!") glob names the variable (upper-cased).
 func (g envGlobs) kept(up string) bool {
-	return slices.ContainsFunc(g.keep, func(p string) bool { return globMatch(p, up) })
+	return slices.ContainsFunc(g.keep, func(p envGlob) bool { return p.match(up) })
 }
 
-// globMatch is path.Match, a bad pattern matching nothing. A pattern whose
-// only special character is * (every default one) is matched without it:
-// each name of the environment is matched against each pattern at every
-// command's start.
-func globMatch(pattern, name string) bool {
-	if strings.ContainsAny(pattern, "?[\\/") || strings.Contains(name, "/") {
-		ok, _ := path.Match(pattern, name)
+// match is path.Match of the glob, a bad pattern matching nothing; a glob
+// of stars alone is matched without it.
+func (g envGlob) match(name string) bool {
+	if g.parts == nil || strings.Contains(name, "/") {
+		ok, _ := path.Match(g.pattern, name)
 		return ok
 	}
-	parts := strings.Split(pattern, "*")
+	parts := g.parts
 	if len(parts) == 1 {
-		return pattern == name
+		return g.pattern == name
 	}
 	first, last := parts[0], parts[len(parts)-1]
 	if len(name) < len(first)+len(last) || !strings.HasPrefix(name, first) || !strings.HasSuffix(name, last) {

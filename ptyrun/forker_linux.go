@@ -96,7 +96,9 @@ func NewWarmForker(ahead bool, warm Warmer) *Forker {
 		return f
 	}
 	f.cgroups = true
-	spareProcs.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + spareProcsAdded) })
+	if ahead {
+		spareProcs.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + spareProcsAdded) })
+	}
 	f.mu.Lock()
 	f.ahead = ahead
 	f.warm = warm
@@ -325,7 +327,11 @@ func (f *Forker) refillLocked() {
 // became 3.5–4 ms when every move waited. Since a thread moves itself,
 // which does not wait, burst calls took 3.0–4.3 ms with them against
 // 3.5–3.7 without, three runs each, and the wrapper's start did not
-// change: they stay.)
+// change: they stay.) Only a server's Forker adds them: the wrapper,
+// whose one command waits on no such move, started in 0.85 of the wall
+// time and 0.82 of the CPU without them (session 20: farm-bench, 50
+// pairs), its start being CPU-bound on two processors, where more Ps
+// meant more threads and more of them spinning for work.
 var spareProcs sync.Once
 
 const spareProcsAdded = 2

@@ -4,9 +4,16 @@ package sandbox
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/unified-exec/unified-exec/policy"
+	"golang.org/x/sys/unix"
 )
 
 // TestCurrentMountsSideBySide: callers side by side (the plan and the git
@@ -25,7 +32,7 @@ func TestCurrentMountsSideBySide(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got[i] = currentMounts()
+			got[i], _ = currentMounts()
 		}()
 	}
 	wg.Wait()
@@ -46,7 +53,97 @@ func TestCurrentMountsSideBySide(t *testing.T) {
 	mountTable.changes++
 	mountTable.mounts = nil
 	mountTable.mu.Unlock()
-	if g := currentMounts(); !reflect.DeepEqual(g, want) {
+	if g, _ := currentMounts(); !reflect.DeepEqual(g, want) {
 		t.Fatalf("after a change: %d mounts, mountinfo gives %d", len(g), len(want))
+	}
+}
+
+// TestCurrentMountsNotStaleWhileRead: a caller that starts after a mount,
+// while another caller's read of the table is under way (that caller took
+// in the mount's report), gets a table with the mount (fresh-eyes review
+// of session 20: it got the table from before it, and with it a plan that
+// missed the other path of a deny_read folder the mount made).
+func TestCurrentMountsNotStaleWhileRead(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("binding a folder elsewhere takes root: the root run of the suite tries this")
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, dst := dir+"/secret", dir+"/alias"
+	for _, d := range []string{src, dst} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := currentMounts(); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("bind %s at %s: %v", src, dst, err)
+	}
+	t.Cleanup(func() { unix.Unmount(dst, unix.MNT_DETACH) })
+	// Caller A takes in the report and, while it reads, caller B starts.
+	bStarted, bDone := make(chan struct{}), make(chan []mountEntry, 1)
+	var once sync.Once
+	duringMountRead = func() {
+		once.Do(func() {
+			go func() {
+				close(bStarted)
+				m, _ := currentMounts()
+				bDone <- m
+			}()
+			<-bStarted
+			// B either returns at once (the table it got is checked
+			// below) or waits for this read, as it should: then A goes
+			// on after a moment.
+			select {
+			case m := <-bDone:
+				bDone <- m
+			case <-time.After(200 * time.Millisecond):
+			}
+		})
+	}
+	t.Cleanup(func() { duringMountRead = nil })
+	a, err := currentMounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := <-bDone
+	for who, m := range map[string][]mountEntry{"A": a, "B": b} {
+		if !slices.ContainsFunc(m, func(e mountEntry) bool { return e.point == dst }) {
+			t.Errorf("caller %s, started after the bind at %s, got a table without it", who, dst)
+		}
+	}
+}
+
+// TestMountTableUnreadableFailsClosed: a mount table that cannot be read
+// (no /proc, no descriptor left) leaves other paths of the deny_read
+// paths unknown: no plan is made, and the git survey's fence takes every
+// path for an unreadable one, reading nothing for commands.
+func TestMountTableUnreadableFailsClosed(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	if err := os.Mkdir(home+"/.ssh", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	mountinfoPath = filepath.Join(t.TempDir(), "no-mountinfo")
+	t.Cleanup(func() { mountinfoPath = "/proc/self/mountinfo" })
+	mountTable.mu.Lock()
+	mountTable.read = false
+	mountTable.mu.Unlock()
+	t.Cleanup(func() {
+		mountTable.mu.Lock()
+		mountTable.read = false
+		mountTable.mu.Unlock()
+	})
+	p := policy.DefaultSandbox()
+	_, err := Compile(p, ws)
+	if err == nil || !strings.Contains(err.Error(), "mount table") {
+		t.Fatalf("Compile with no mount table: %v, want an error that says the mount table could not be read", err)
+	}
+	if targets := unreadableTargets(p, ws); !slices.Contains(targets, "/") {
+		t.Fatalf("unreadable targets with no mount table: %q, want / among them", targets)
 	}
 }

@@ -3,4 +3,4 @@
 package sandbox
 
 // mountAliases: no mount table read here.
-func mountAliases([]string) []string { return nil }
+func mountAliases([]string) ([]string, error) { return nil, nil }

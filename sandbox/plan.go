@@ -418,7 +418,10 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 		}
 	}
 	// And each at every other path a mount gives it (see mountAliases).
-	aliases := mountAliases(dedupe(deny))
+	aliases, err := mountAliases(dedupe(deny))
+	if err != nil {
+		return Plan{}, fmt.Errorf("sandbox: %w; no command runs until it can be read", err)
+	}
 	plan.DenyRead = dedupe(append(deny, aliases...))
 	targets, targetsFound = dedupe(append(targets, aliases...)), true
 
@@ -1487,7 +1490,13 @@ func unreadableTargets(p policy.Sandbox, ws string) []string {
 			}
 		}
 	}
-	return dedupe(append(out, mountAliases(existing)...))
+	aliases, err := mountAliases(existing)
+	if err != nil {
+		// Other paths may show them: the fence takes every path for one
+		// (the survey reads nothing for commands, and says so).
+		out = append(out, "/")
+	}
+	return dedupe(append(out, aliases...))
 }
 
 // expandHomes is entry with a leading "~" or "~/" in each of homes, or

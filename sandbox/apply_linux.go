@@ -172,6 +172,10 @@ func mountLayer(plan Plan) error {
 	return nil
 }
 
+// threadMountinfoPath is the calling thread's mount table (tests point it
+// at none).
+var threadMountinfoPath = "/proc/thread-self/mountinfo"
+
 // readOnlyRoot makes every mount of this namespace read-only (as
 // bubblewrap's --ro-bind / / does) and nodev but /dev and /dev/pts, then
 // attaches the writable roots and /dev/shm again read-write, nosuid and
@@ -189,10 +193,13 @@ func readOnlyRoot(roots []string) error {
 	}
 	// This thread's mounts (its own namespace: /proc/self is the
 	// process's first thread's).
-	var mounts []mountEntry
-	if b, err := os.ReadFile("/proc/thread-self/mountinfo"); err == nil {
-		mounts = parseMountinfo(string(b))
+	// Unread, a bind of an outside folder below a writable root would
+	// stay writable (fresh-eyes review, session 20): no command starts.
+	b, err := os.ReadFile(threadMountinfoPath)
+	if err != nil {
+		return fmt.Errorf("sandbox: reading this thread's mount table, to make what a writable root shows from elsewhere read-only: %w", err)
 	}
+	mounts := parseMountinfo(string(b))
 	trees := make([]int, len(writable))
 	for i := range trees {
 		trees[i] = -1
@@ -282,7 +289,7 @@ func readOnlyForeignMounts(mounts []mountEntry, writable []string) error {
 	var last error
 	for try := 0; try < 4; try++ {
 		if try > 0 {
-			b, err := os.ReadFile("/proc/thread-self/mountinfo")
+			b, err := os.ReadFile(threadMountinfoPath)
 			if err != nil {
 				return fmt.Errorf("mount: reading the mount table: %w", err)
 			}

@@ -94,7 +94,8 @@ func (f *fence) childBlocked(real string) bool {
 		return false
 	}
 	s := f.sets()
-	return s.targets[real] || s.above[real] && !f.inRoots(real)
+	// "/": every path is one (the mount table was unreadable).
+	return s.targets[real] || s.targets["/"] || s.above[real] && !f.inRoots(real)
 }
 
 func (f *fence) inRoots(p string) bool {
@@ -122,6 +123,11 @@ func (f *fence) walk(path string) (real string, exists, hidden bool, err error) 
 		if path, err = filepath.Abs(path); err != nil {
 			return "", false, false, err
 		}
+	}
+	if f.hides("/") {
+		// Every path is unreadable (the mount table was not read): "/.."
+		// never names a folder below it.
+		return filepath.Clean(path), false, true, nil
 	}
 	rest := strings.Split(path, "/")
 	resolved := "/"

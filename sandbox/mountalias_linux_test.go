@@ -147,3 +147,114 @@ func TestMountTableUnreadableFailsClosed(t *testing.T) {
 		t.Fatalf("unreadable targets with no mount table: %q, want / among them", targets)
 	}
 }
+
+// TestFenceWithEveryPathUnreadable: the fence of a survey whose mount
+// table could not be read ("/" among its targets) refuses every path:
+// absolute and relative ones, "/.." and links to / included, and lets the
+// search enter no folder (fresh-eyes review of session 20: "/.." was
+// looked up, and the search entered folders).
+func TestFenceWithEveryPathUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/f", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/", dir+"/toroot"); err != nil {
+		t.Fatal(err)
+	}
+	fc := newFence(func() []string { return []string{"/", "/home/u/.ssh"} })
+	fc.roots = []string{dir}
+	for _, p := range []string{"/", "/.", "/..", "//", "/../..", "/etc/passwd", dir, dir + "/f", dir + "/toroot", dir + "/toroot/etc", dir + "/nope/x", "rel", ".", "..", dir + "/f/../f"} {
+		if fc.listable(p) {
+			t.Errorf("listable(%q)", p)
+		}
+		if !fc.blocked(p) {
+			t.Errorf("blocked(%q) is false", p)
+		}
+		if r, err := fc.locate(p); err == nil {
+			t.Errorf("locate(%q) = %q", p, r)
+		}
+		if f, err := fc.open(p); err == nil {
+			f.Close()
+			t.Errorf("open(%q) opened it", p)
+		} else if !strings.Contains(err.Error(), "deny_read") {
+			t.Errorf("open(%q): %v, not the fence's refusal", p, err)
+		}
+		if _, err := fc.readDir(p); err == nil {
+			t.Errorf("readDir(%q) listed it", p)
+		}
+		if abs := filepath.Clean(p); filepath.IsAbs(abs) && !fc.childBlocked(abs) {
+			t.Errorf("childBlocked(%q) is false", abs)
+		}
+	}
+}
+
+// TestMountTableUnreadableSurveyEntersNoAlias: with the mount table
+// unreadable, the git survey tells nothing of what lies in another path
+// of ~/.ssh (the home bound inside the workspace), as it does not with
+// the table read (fresh-eyes review of session 20: the search listed it).
+func TestMountTableUnreadableSurveyEntersNoAlias(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("binding a folder elsewhere takes root: the root run of the suite tries this")
+	}
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, ws := base+"/home", base+"/ws"
+	for _, d := range []string{home + "/.ssh/proj/.git/objects", home + "/.ssh/proj/.git/refs", ws + "/hb"} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(home+"/.ssh/proj/.git/HEAD", []byte("ref: refs/heads/main\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(home, ws+"/hb", "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("bind %s at %s: %v", home, ws+"/hb", err)
+	}
+	t.Cleanup(func() { unix.Unmount(ws+"/hb", unix.MNT_DETACH) })
+	t.Setenv("HOME", home)
+	p := policy.DefaultSandbox()
+	inAlias := func() []string {
+		st, err := WatchGit(p, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in []string
+		for key := range st.items {
+			if strings.Contains(key, "/hb/.ssh/") {
+				in = append(in, key)
+			}
+		}
+		return in
+	}
+	if in := inAlias(); len(in) > 0 {
+		t.Fatalf("with the mount table read, the survey told what lies in ~/.ssh's other path: %q", in)
+	}
+	mountinfoPath = base + "/no-mountinfo"
+	mountTable.mu.Lock()
+	mountTable.read = false
+	mountTable.mu.Unlock()
+	t.Cleanup(func() {
+		mountinfoPath = "/proc/self/mountinfo"
+		mountTable.mu.Lock()
+		mountTable.read = false
+		mountTable.mu.Unlock()
+	})
+	if in := inAlias(); len(in) > 0 {
+		t.Errorf("with the mount table unread, the survey told what lies in ~/.ssh's other path: %q", in)
+	}
+}
+
+// TestReadOnlyRootNeedsTheMountTable: a thread whose mount table cannot
+// be read gets no sandbox (an error, before anything is changed) rather
+// than one that leaves binds of outside folders below a writable root
+// writable (fresh-eyes review of session 20).
+func TestReadOnlyRootNeedsTheMountTable(t *testing.T) {
+	threadMountinfoPath = filepath.Join(t.TempDir(), "no-mountinfo")
+	t.Cleanup(func() { threadMountinfoPath = "/proc/thread-self/mountinfo" })
+	err := readOnlyRoot([]string{t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "mount table") {
+		t.Fatalf("readOnlyRoot with no mount table: %v, want an error that says the mount table could not be read", err)
+	}
+}

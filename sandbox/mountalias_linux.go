@@ -28,14 +28,14 @@ var mountTable struct {
 }
 
 // duringMountRead, when set (by tests), runs while a read of the mount
-// table is under way; mountinfoPath is the table read (tests point it at
-// none).
+// table is under way; mountinfoPath, when set (by tests), is a file read
+// for the table instead of the one the watch polls.
 var (
 	duringMountRead func()
-	mountinfoPath   = "/proc/self/mountinfo"
+	mountinfoPath   string
 )
 
-// currentMounts are the program's mounts, as /proc/self/mountinfo gives
+// currentMounts are the program's mounts, as its mount table gives
 // them after every change reported before the call: a table is taken as
 // it stands only when it was read after the last report. A caller that
 // comes while a read is under way waits for it and looks again (the
@@ -62,7 +62,14 @@ func currentMounts() ([]mountEntry, error) {
 		if duringMountRead != nil {
 			duringMountRead()
 		}
-		b, err := os.ReadFile(mountinfoPath)
+		var b []byte
+		var err error
+		if mountinfoPath != "" {
+			b, err = os.ReadFile(mountinfoPath)
+		} else {
+			// The table the watch polls: one namespace for both.
+			b, err = mountTable.watch.table()
+		}
 		var mounts []mountEntry
 		if err == nil {
 			mounts = parseMountinfo(string(b))

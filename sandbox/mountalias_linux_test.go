@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -21,9 +22,9 @@ import (
 // the same, and a caller after them gets it without reading again until
 // a mount changes.
 func TestCurrentMountsSideBySide(t *testing.T) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	b, err := os.ReadFile("/proc/thread-self/mountinfo")
 	if err != nil {
-		t.Skipf("no /proc/self/mountinfo: %v", err)
+		t.Skipf("no /proc/thread-self/mountinfo: %v", err)
 	}
 	want := parseMountinfo(string(b))
 	var wg sync.WaitGroup
@@ -129,7 +130,7 @@ func TestMountTableUnreadableFailsClosed(t *testing.T) {
 	}
 	t.Setenv("HOME", home)
 	mountinfoPath = filepath.Join(t.TempDir(), "no-mountinfo")
-	t.Cleanup(func() { mountinfoPath = "/proc/self/mountinfo" })
+	t.Cleanup(func() { mountinfoPath = "" })
 	mountTable.mu.Lock()
 	mountTable.read = false
 	mountTable.mu.Unlock()
@@ -236,7 +237,7 @@ func TestMountTableUnreadableSurveyEntersNoAlias(t *testing.T) {
 	mountTable.read = false
 	mountTable.mu.Unlock()
 	t.Cleanup(func() {
-		mountinfoPath = "/proc/self/mountinfo"
+		mountinfoPath = ""
 		mountTable.mu.Lock()
 		mountTable.read = false
 		mountTable.mu.Unlock()
@@ -256,5 +257,65 @@ func TestReadOnlyRootNeedsTheMountTable(t *testing.T) {
 	err := readOnlyRoot([]string{t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "mount table") {
 		t.Fatalf("readOnlyRoot with no mount table: %v, want an error that says the mount table could not be read", err)
+	}
+}
+
+// TestMountWatchReadsItsOwnNamespace: the table the watch gives is the
+// one of the namespace it was opened in, whichever thread reads it (the
+// process's first thread may have entered a namespace of its own for
+// good: a table read at /proc/self then missed the mounts made since, and
+// TestApplyDenyReadThroughSecondMount failed now and then).
+func TestMountWatchReadsItsOwnNamespace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("binding a folder elsewhere takes root: the root run of the suite tries this")
+	}
+	var w mountWatch
+	w.changed() // opened here, in the test's namespace
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, dst := dir+"/src", dir+"/dst"
+	for _, d := range []string{src, dst} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan []mountEntry, 1)
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread is retired
+		// A thread in a namespace of its own, made before the mount.
+		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
+			errc <- err
+			return
+		}
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			errc <- err
+			return
+		}
+		errc <- nil
+		<-got // the mount is made meanwhile, in the test's namespace
+		b, err := w.table()
+		if err != nil {
+			errc <- err
+			return
+		}
+		got <- parseMountinfo(string(b))
+		errc <- nil
+	}()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("bind %s at %s: %v", src, dst, err)
+	}
+	t.Cleanup(func() { unix.Unmount(dst, unix.MNT_DETACH) })
+	got <- nil
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if m := <-got; !slices.ContainsFunc(m, func(e mountEntry) bool { return e.point == dst }) {
+		t.Fatalf("read from a thread in another namespace, the watch's table lacks the bind made in its own at %s", dst)
 	}
 }

@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"os"
-	"runtime"
 	"testing"
 
 	"github.com/unified-exec/unified-exec/policy"
@@ -62,8 +61,7 @@ func benchMountLayer(b *testing.B, plan Plan) {
 // retired.
 func inMountLayer(plan Plan, then func() error) error {
 	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread is retired
+	goRetired(func() {
 		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
 			errc <- err
 			return
@@ -77,6 +75,6 @@ func inMountLayer(plan Plan, then func() error) error {
 			return
 		}
 		errc <- then()
-	}()
+	})
 	return <-errc
 }

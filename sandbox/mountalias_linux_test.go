@@ -283,8 +283,7 @@ func TestMountWatchReadsItsOwnNamespace(t *testing.T) {
 	}
 	got := make(chan []mountEntry, 1)
 	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread is retired
+	goRetired(func() {
 		// A thread in a namespace of its own, made before the mount.
 		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
 			errc <- err
@@ -303,7 +302,7 @@ func TestMountWatchReadsItsOwnNamespace(t *testing.T) {
 		}
 		got <- parseMountinfo(string(b))
 		errc <- nil
-	}()
+	})
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
@@ -318,4 +317,27 @@ func TestMountWatchReadsItsOwnNamespace(t *testing.T) {
 	if m := <-got; !slices.ContainsFunc(m, func(e mountEntry) bool { return e.point == dst }) {
 		t.Fatalf("read from a thread in another namespace, the watch's table lacks the bind made in its own at %s", dst)
 	}
+}
+
+// goRetired runs f on a thread of its own, locked and never given back
+// (the runtime retires it when f returns), and never on the process's
+// first thread: the runtime cannot retire that one and keeps it, unused,
+// in whatever namespace f left it, where /proc/self then looks (as
+// ptyrun's forker hands off from it).
+func goRetired(f func()) {
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == os.Getpid() {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				runtime.LockOSThread()
+				f()
+			}()
+			<-done
+			runtime.UnlockOSThread()
+			return
+		}
+		f()
+	}()
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -65,12 +64,7 @@ func perlFromThread(t *testing.T, prepare func() error, script string, args func
 		err error
 	}
 	done := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the filtered thread ends with the goroutine
-		if unix.Gettid() == os.Getpid() {
-			done <- result{err: fmt.Errorf("on the main thread")}
-			return
-		}
+	goRetired(func() { // the filtered thread ends with f
 		tid := unix.Gettid()
 		if prepare != nil {
 			if err := prepare(); err != nil {
@@ -81,7 +75,7 @@ func perlFromThread(t *testing.T, prepare func() error, script string, args func
 		cmd := exec.Command("perl", append([]string{"-e", script}, args(tid)...)...)
 		out, err := cmd.CombinedOutput()
 		done <- result{string(out), tid, err}
-	}()
+	})
 	r := <-done
 	if r.err != nil {
 		if strings.Contains(r.err.Error(), "main thread") {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -46,8 +45,7 @@ func TestWarmThreadKeepsChroot(t *testing.T) {
 		return nil
 	}
 	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread is retired
+	goRetired(func() {
 		errc <- func() error {
 			if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
 				return err
@@ -85,7 +83,7 @@ func TestWarmThreadKeepsChroot(t *testing.T) {
 			}
 			return inJail("after undo")
 		}()
-	}()
+	})
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
@@ -170,8 +168,7 @@ func TestWarmThreadKeepsProgramListing(t *testing.T) {
 		t.Skip("/ is not a file system whose listings are kept here")
 	}
 	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread is retired
+	goRetired(func() {
 		undo, err := WarmThread()
 		if err != nil {
 			errc <- err
@@ -184,7 +181,7 @@ func TestWarmThreadKeepsProgramListing(t *testing.T) {
 			unix.Close(fd)
 		}
 		errc <- errors.Join(err, undo())
-	}()
+	})
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}

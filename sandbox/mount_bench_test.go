@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/unified-exec/unified-exec/policy"
-	"golang.org/x/sys/unix"
 )
 
 // BenchmarkCompile compiles the default policy for a workspace, as the
@@ -62,11 +61,7 @@ func benchMountLayer(b *testing.B, plan Plan) {
 func inMountLayer(plan Plan, then func() error) error {
 	errc := make(chan error, 1)
 	goRetired(func() {
-		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
-			errc <- err
-			return
-		}
-		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		if err := privateMountNamespace(); err != nil {
 			errc <- err
 			return
 		}

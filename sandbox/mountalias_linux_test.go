@@ -129,16 +129,7 @@ func TestMountTableUnreadableFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("HOME", home)
-	mountinfoPath = filepath.Join(t.TempDir(), "no-mountinfo")
-	t.Cleanup(func() { mountinfoPath = "" })
-	mountTable.mu.Lock()
-	mountTable.read = false
-	mountTable.mu.Unlock()
-	t.Cleanup(func() {
-		mountTable.mu.Lock()
-		mountTable.read = false
-		mountTable.mu.Unlock()
-	})
+	unreadableMountTable(t)
 	p := policy.DefaultSandbox()
 	_, err := Compile(p, ws)
 	if err == nil || !strings.Contains(err.Error(), "mount table") {
@@ -232,16 +223,7 @@ func TestMountTableUnreadableSurveyEntersNoAlias(t *testing.T) {
 	if in := inAlias(); len(in) > 0 {
 		t.Fatalf("with the mount table read, the survey told what lies in ~/.ssh's other path: %q", in)
 	}
-	mountinfoPath = base + "/no-mountinfo"
-	mountTable.mu.Lock()
-	mountTable.read = false
-	mountTable.mu.Unlock()
-	t.Cleanup(func() {
-		mountinfoPath = ""
-		mountTable.mu.Lock()
-		mountTable.read = false
-		mountTable.mu.Unlock()
-	})
+	unreadableMountTable(t)
 	if in := inAlias(); len(in) > 0 {
 		t.Errorf("with the mount table unread, the survey told what lies in ~/.ssh's other path: %q", in)
 	}
@@ -285,11 +267,7 @@ func TestMountWatchReadsItsOwnNamespace(t *testing.T) {
 	errc := make(chan error, 1)
 	goRetired(func() {
 		// A thread in a namespace of its own, made before the mount.
-		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
-			errc <- err
-			return
-		}
-		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		if err := privateMountNamespace(); err != nil {
 			errc <- err
 			return
 		}
@@ -340,4 +318,29 @@ func goRetired(f func()) {
 		}
 		f()
 	}()
+}
+
+// unreadableMountTable has the program's mount table read from a file
+// that is not there until the test ends (then it is read again).
+func unreadableMountTable(t *testing.T) {
+	forget := func() {
+		mountTable.mu.Lock()
+		mountTable.read = false
+		mountTable.mu.Unlock()
+	}
+	mountinfoPath = filepath.Join(t.TempDir(), "no-mountinfo")
+	forget()
+	t.Cleanup(func() {
+		mountinfoPath = ""
+		forget()
+	})
+}
+
+// privateMountNamespace gives the calling thread (locked, see goRetired)
+// a mount namespace of its own, nothing in it propagating back.
+func privateMountNamespace() error {
+	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
+		return err
+	}
+	return unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
 }

@@ -47,10 +47,7 @@ func TestWarmThreadKeepsChroot(t *testing.T) {
 	errc := make(chan error, 1)
 	goRetired(func() {
 		errc <- func() error {
-			if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
-				return err
-			}
-			if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			if err := privateMountNamespace(); err != nil {
 				return err
 			}
 			// A root that is a mount of its own, as a container's or a

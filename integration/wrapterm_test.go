@@ -28,6 +28,7 @@ type term struct {
 	mu   sync.Mutex
 	out  strings.Builder
 	done chan struct{}
+	read chan struct{} // closed when the reader has drained the terminal (EIO)
 	err  error
 }
 
@@ -48,8 +49,11 @@ func startTermFlags(t *testing.T, ws string, flags []string, rows, cols uint16, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm := &term{t: t, cmd: cmd, pty: p, done: make(chan struct{})}
+	tm := &term{t: t, cmd: cmd, pty: p, done: make(chan struct{}), read: make(chan struct{})}
 	go func() {
+		// Owner: this test; it ends when the terminal reports EIO (every
+		// holder of its other side gone) or the cleanup closes it.
+		defer close(tm.read)
 		buf := make([]byte, 4096)
 		for {
 			n, err := p.Read(buf)
@@ -73,6 +77,7 @@ func startTermFlags(t *testing.T, ws string, flags []string, rows, cols uint16, 
 			<-tm.done
 		}
 		p.Close()
+		<-tm.read
 	})
 	return tm
 }
@@ -137,6 +142,13 @@ func (tm *term) exit() int {
 	case <-tm.done:
 	case <-time.After(30 * time.Second):
 		tm.t.Fatalf("the wrapper did not end; output:\n%q", tm.output())
+	}
+	// What the wrapper wrote last may still wait in the terminal when it
+	// has exited: read to the end before anyone looks at the output.
+	select {
+	case <-tm.read:
+	case <-time.After(30 * time.Second):
+		tm.t.Fatalf("the terminal stayed open after the wrapper ended (a process left holding it); output:\n%q", tm.output())
 	}
 	if tm.err == nil {
 		return 0

@@ -39,6 +39,7 @@ func StartedInBackground() bool                        { return false }
 func RelayEnded()                                      {}
 func InOwnNamespace() bool                             { return false }
 func EndStrays() bool                                  { return false }
+func Alone() bool                                      { return false }
 func IsolationAvailable() (bool, error)                { return false, ErrUnsupported }
 func ProcessLimitAvailable() (bool, error)             { return false, ErrUnsupported }
 func BatchScheduling(on bool) error                    { return nil }

@@ -350,24 +350,9 @@ static int ue_relayed_by(void) { return ue_relay_pid; }
 static int ue_relayed_background(void) { return ue_background; }
 static int ue_program_signaled(void) { return ue_relay_signaled; }
 
-// ue_report_exit lets go of the caller's standard streams, then reports
-// code to the relay. A caller that reads the wrapper's output to its end
-// (`$(unified-exec -- cmd)`, a CI runner, exec.Cmd's Output) would
-// otherwise wait for the program's end anyway: a process's descriptors
-// are closed only after all its threads have exited and its memory is
-// gone. Everything the program had to say is written by now; the relay
-// holds the streams until it exits.
 static void ue_report_exit(int code) {
 	if (ue_report_fd < 0)
 		return;
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null >= 0) {
-		for (int fd = 0; fd <= 2; fd++)
-			if (fd != null)
-				dup2(null, fd);
-		if (null > 2)
-			close(null);
-	}
 	unsigned char b = (unsigned char)code;
 	ssize_t n;
 	do

@@ -139,43 +139,6 @@ func TestWrapRelayProgramKilled(t *testing.T) {
 	}
 }
 
-// TestWrapRelayExitReported: the C relay exits with the code the program
-// reports as its last act, without waiting for the kernel to end the
-// program (its threads, its memory and its mount namespace's teardown:
-// a millisecond or more), and only once nothing else is left in the
-// program's namespace: a process the command left in the background
-// (here a sleep, disowned) is gone when the wrapper's caller sees it end,
-// not a moment later. The code is the command's, as the kernel would
-// pass it on (its low byte), with both relays.
-func TestWrapRelayExitReported(t *testing.T) {
-	requireSandbox(t)
-	for _, relay := range relays {
-		for _, c := range []struct{ code, want int }{{0, 0}, {7, 7}, {300, 44}} {
-			t.Run(fmt.Sprintf("relay=%s/exit=%d", relay, c.code), func(t *testing.T) {
-				tag := fmt.Sprintf("44%d.%d", rand.IntN(1000), rand.IntN(1000))
-				cmd := exec.Command(binary, "--workspace", t.TempDir(), "--", "bash", "-c",
-					fmt.Sprintf("sleep %s & disown; exit %d", tag, c.code))
-				cmd.Env = append(envWithout(os.Environ(), "UNIFIED_EXEC_NO_RELAY"), "UNIFIED_EXEC_TRACE=1")
-				if relay != "" {
-					cmd.Env = append(cmd.Env, relay)
-				}
-				out, err := cmd.CombinedOutput()
-				left := procsWith(tag)
-				if code := cmd.ProcessState.ExitCode(); code != c.want {
-					t.Errorf("exit code %d, want %d (%v): %s", code, c.want, err, out)
-				}
-				if len(left) > 0 {
-					t.Errorf("the command's background process %v ran on after the wrapper ended", left)
-				}
-				reported := strings.Contains(string(out), "relay: program reported its exit")
-				if waited := strings.Contains(string(out), "relay: program exited"); relay == "" && (!reported || waited) {
-					t.Errorf("the relay waited for the program's end (reported %v, waited %v):\n%s", reported, waited, out)
-				}
-			})
-		}
-	}
-}
-
 func isDir(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.IsDir()

@@ -57,9 +57,6 @@ func EnterNamespace() bool { return false }
 // EndStrays reports false: namespaces are Linux-only.
 func EndStrays() bool { return false }
 
-// Alone reports false: namespaces are Linux-only.
-func Alone() bool { return false }
-
 // InOwnNamespace reports false: namespaces are Linux-only.
 func InOwnNamespace() bool { return false }
 

@@ -100,17 +100,6 @@ func EndStrays() bool {
 	}
 }
 
-// Alone reports whether the program is PID 1 of a namespace of its own
-// with no other process left in it, zombies included (from PID 1, kill(-1)
-// with no signal reaches every other one, in the namespaces below too):
-// nothing a command started can run on. It never waits.
-func Alone() bool {
-	if !insideOwn || os.Getpid() != 1 {
-		return false
-	}
-	return syscall.Kill(-1, 0) == syscall.ESRCH
-}
-
 // endStraysGrace bounds EndStrays' wait for the processes it killed.
 const endStraysGrace = 2 * time.Second
 

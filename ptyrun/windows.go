@@ -39,7 +39,6 @@ func StartedInBackground() bool                        { return false }
 func RelayEnded()                                      {}
 func InOwnNamespace() bool                             { return false }
 func EndStrays() bool                                  { return false }
-func Alone() bool                                      { return false }
 func IsolationAvailable() (bool, error)                { return false, ErrUnsupported }
 func ProcessLimitAvailable() (bool, error)             { return false, ErrUnsupported }
 func BatchScheduling(on bool) error                    { return nil }

@@ -37,7 +37,6 @@ func main() {
 	ptyrun.MaybeRunHelper(helperApply)
 	code := run(os.Args[1:])
 	tracepoint.Mark("exit")
-	reportExit(code)
 	os.Exit(code)
 }
 

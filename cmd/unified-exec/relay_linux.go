@@ -30,7 +30,6 @@ static int ue_relay_pid;      // in the program: the relay's pid; 0 when not rel
 static int ue_background;     // the relay started in the background of its terminal's session
 static int ue_relay_signaled; // in the relay: the signal that ended the program
 static pid_t ue_child;
-static int ue_report_fd = -1; // in the program: where it reports its exit code (see ue_reported)
 
 // ue_should_enter mirrors main's leadingFlags and run: the program enters a
 // namespace of its own (ptyrun.EnterNamespace, called by cmdMain) unless a
@@ -159,36 +158,6 @@ static void ue_trace(const char *what) {
 	fprintf(stderr, "trace %lld %d %s\n", (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000, (int)getpid(), what);
 }
 
-// ue_restore_tty puts the terminal on stdin back as the relay found it
-// (saved), when it is the relay's to set. The program puts it back itself
-// on its way out; killed or crashed, it could not. Not from the
-// background of the terminal's session: it is then another job's to set
-// (and setting it would stop the relay). A terminal that is not our
-// session's (ENOTTY: we were started in a session of our own with it as
-// stdin) is ours to put back (red team 37).
-static void ue_restore_tty(const struct termios *saved) {
-	pid_t fg = tcgetpgrp(0);
-	if (fg == getpgrp() || (fg < 0 && errno == ENOTTY))
-		tcsetattr(0, TCSANOW, saved);
-}
-
-// ue_reported waits for the program's report of its exit code on fd, the
-// last thing it does before it exits once nothing else is left in its
-// namespace (reportExit), and returns the code; -1 when the program
-// ended without one (killed, or it could not say: the pipe's end of file).
-// Its own end still takes the kernel a millisecond or more after that (its
-// threads, its memory, its mount namespace's teardown), and nothing of
-// the command's can run on meanwhile: the relay's caller need not wait.
-static int ue_reported(int fd) {
-	unsigned char code;
-	ssize_t n;
-	do
-		n = read(fd, &code, 1);
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	return n == 1 ? code : -1;
-}
-
 static const int ue_relayed_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, 0};
 
 __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **envp) {
@@ -225,14 +194,8 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 	// alive has no writer once the relay is gone: the program checks it
 	// after asking for its parent-death signal, which a relay dead
 	// before then would never send.
-	int alive[2], report[2];
+	int alive[2];
 	if (pipe2(alive, O_CLOEXEC) != 0) {
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		return;
-	}
-	if (pipe2(report, O_CLOEXEC) != 0) {
-		close(alive[0]);
-		close(alive[1]);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return;
 	}
@@ -246,8 +209,6 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 		// why, trying again from Go).
 		close(alive[0]);
 		close(alive[1]);
-		close(report[0]);
-		close(report[1]);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return;
 	}
@@ -255,8 +216,6 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 		// The program: PID 1 of the new namespaces; the Go runtime
 		// starts when this returns.
 		close(alive[1]);
-		close(report[0]);
-		ue_report_fd = report[1];
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
 			_exit(125);
 		char b;
@@ -280,7 +239,6 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 		return;
 	}
 	close(alive[0]);
-	close(report[1]);
 	ue_child = child;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -305,15 +263,6 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 	for (const int *s = ue_relayed_signals; *s; s++)
 		sigdelset(&mask, *s);
 	sigprocmask(SIG_SETMASK, &mask, NULL);
-	int code = ue_reported(report[0]);
-	if (code >= 0) {
-		ue_trace("relay: program reported its exit");
-		sigprocmask(SIG_BLOCK, &relayed, NULL);
-		ue_child = 0;
-		if (tty)
-			ue_restore_tty(&saved);
-		_exit(code);
-	}
 	// Waited for first without being reaped: until it is, its pid is
 	// nobody else's, so a signal passed on meanwhile cannot reach another
 	// process that got the number.
@@ -333,8 +282,18 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 	int status;
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
-	if (tty)
-		ue_restore_tty(&saved);
+	if (tty) {
+		// The program puts the terminal in raw mode while a command has
+		// one of its own; killed or crashed, it could not put it back.
+		// Not from the background of the terminal's session: it is then
+		// another job's to set (and setting it would stop the relay). A
+		// terminal that is not our session's (ENOTTY: we were started
+		// in a session of our own with it as stdin) is ours to put back
+		// (red team 37).
+		pid_t fg = tcgetpgrp(0);
+		if (fg == getpgrp() || (fg < 0 && errno == ENOTTY))
+			tcsetattr(0, TCSANOW, &saved);
+	}
 	if (!WIFSIGNALED(status))
 		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
 	// Killed (the OOM killer picks the biggest process): its sessions
@@ -349,16 +308,6 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 static int ue_relayed_by(void) { return ue_relay_pid; }
 static int ue_relayed_background(void) { return ue_background; }
 static int ue_program_signaled(void) { return ue_relay_signaled; }
-
-static void ue_report_exit(int code) {
-	if (ue_report_fd < 0)
-		return;
-	unsigned char b = (unsigned char)code;
-	ssize_t n;
-	do
-		n = write(ue_report_fd, &b, 1);
-	while (n < 0 && errno == EINTR);
-}
 */
 import "C"
 
@@ -381,22 +330,6 @@ func relayEntered() {
 	if pid := int(C.ue_relayed_by()); pid != 0 {
 		ptyrun.Relayed(pid, C.ue_relayed_background() != 0)
 	}
-}
-
-// reportExit tells the relay the code the wrapper is about to exit with,
-// so that it exits with it at once, without waiting for the kernel to end
-// the program: only when nothing else is left in the program's namespace
-// (ptyrun.Alone), so that nothing of a command's runs on after the
-// relay's caller saw it end, and only for the wrapper, where nothing
-// starts another process once its one command has ended (the server's
-// goroutines may be starting one as it exits). It must be the last thing
-// before os.Exit. Otherwise it does nothing: the relay waits for the
-// program's end, and the kernel ends whatever is left with it.
-func reportExit(code int) {
-	if C.ue_relayed_by() == 0 || !wrapped.Load() || !ptyrun.Alone() {
-		return
-	}
-	C.ue_report_exit(C.int(code))
 }
 
 // relayWouldEnter is the relay's decision for os.Args[1:] = args: whether

@@ -55,9 +55,6 @@ func parseMain(args []string) (mainFlags, []string, error) {
 	return f, fs.Args(), nil
 }
 
-// wrapped says that this run wraps one command (see reportExit).
-var wrapped atomic.Bool
-
 func cmdMain(args []string) int {
 	f, rest, err := parseMain(args)
 	if err != nil {
@@ -70,7 +67,6 @@ func cmdMain(args []string) int {
 	dashdash := len(args) > 0 && (len(rest) > 0 || args[len(args)-1] == "--")
 	wrap := len(rest) > 0 || dashdash
 	if wrap {
-		wrapped.Store(true)
 		hugeHeap()
 	}
 	// Parsing the policy takes a millisecond or more at start: beside the

@@ -139,6 +139,63 @@ func TestWrapRelayProgramKilled(t *testing.T) {
 	}
 }
 
+// subreaperCaller runs argv as a supervisor does that is a child
+// subreaper (PR_SET_CHILD_SUBREAPER: systemd, tini, a CI runner): orphans
+// of its descendants become its children. It prints the exit code, then
+// what else it was left to reap once argv had returned: "none", or the
+// pid of a process it adopted.
+const subreaperCaller = `import ctypes, os, subprocess, sys
+if ctypes.CDLL(None).prctl(36, 1, 0, 0, 0) != 0:
+    sys.exit("prctl(PR_SET_CHILD_SUBREAPER) failed")
+code = subprocess.run(sys.argv[1:]).returncode
+try:
+    pid, _ = os.waitpid(-1, os.WNOHANG)
+    left = "adopted a process still running" if pid == 0 else "adopted %d" % pid
+except ChildProcessError:
+    left = "none"
+print(code, left)
+`
+
+// TestWrapLeavesNoProcessForTheCaller (red team of session 21): when the
+// wrapper's caller sees it end, no process of the wrapper's is left for
+// the caller to reap, its own program included, and nothing the command
+// left in the background either: a supervisor that reaps orphans
+// (a subreaper) adopts none, so a container's init that reaps only its
+// own children gathers no zombies, and the caller's cgroup is empty. A
+// relay that exited on the program's word, before the kernel had ended
+// the program, left exactly that. Exit codes as the kernel passes them
+// on (the low byte), with both relays.
+func TestWrapLeavesNoProcessForTheCaller(t *testing.T) {
+	requireSandbox(t)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 to be the subreaper caller")
+	}
+	for _, relay := range relays {
+		for _, c := range []struct{ code, want int }{{0, 0}, {7, 7}, {300, 44}} {
+			t.Run(fmt.Sprintf("relay=%s/exit=%d", relay, c.code), func(t *testing.T) {
+				tag := fmt.Sprintf("45%d.%d", rand.IntN(1000), rand.IntN(1000))
+				cmd := exec.Command(py, "-c", subreaperCaller, binary, "--workspace", t.TempDir(), "--", "bash", "-c",
+					fmt.Sprintf("sleep %s & disown; exit %d", tag, c.code))
+				cmd.Env = envWithout(os.Environ(), "UNIFIED_EXEC_NO_RELAY")
+				if relay != "" {
+					cmd.Env = append(cmd.Env, relay)
+				}
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("the caller: %v %s", err, out)
+				}
+				if got, want := strings.TrimSpace(string(out)), fmt.Sprintf("%d none", c.want); got != want {
+					t.Errorf("the caller saw %q, want %q (exit code, then what was left to reap)", got, want)
+				}
+				if left := procsWith(tag); len(left) > 0 {
+					t.Errorf("the command's background process %v ran on after the wrapper ended", left)
+				}
+			})
+		}
+	}
+}
+
 func isDir(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.IsDir()

@@ -26,12 +26,16 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// unified-exec serves by starting unified-exec-mcp from its folder:
+	// both, side by side, as scripts/install builds them.
 	binary = filepath.Join(dir, "unified-exec")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/unified-exec")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building unified-exec:", err)
-		os.Exit(1)
+	for _, name := range []string{"unified-exec", "unified-exec-mcp"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(dir, name), "../cmd/"+name)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n", name, err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -75,8 +75,9 @@ func tmpfullServer(t *testing.T, policy string, env ...string) (*server, string)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	bin := filepath.Join(dir, "unified-exec")
-	if out, err := exec.Command("cp", binary, bin).CombinedOutput(); err != nil {
-		t.Fatalf("copying the binary out of /tmp: %v %s", err, out)
+	// With the program it serves through, side by side.
+	if out, err := exec.Command("cp", binary, binary+"-mcp", dir).CombinedOutput(); err != nil {
+		t.Fatalf("copying the programs out of /tmp: %v %s", err, out)
 	}
 	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {

@@ -48,7 +48,7 @@ func hostGitAfter(t *testing.T, setup []string, host ...[]string) []string {
 		c := exec.Command("git", h...)
 		c.Dir = f.ws
 		c.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+filepath.Dir(f.ws))
-		out, _ := c.CombinedOutput()
+		out, _ := ownedOutput(c)
 		t.Logf("host: git %v:\n%s", h, out)
 	}
 	f.o.Close()
@@ -409,7 +409,7 @@ func TestHooksFolderLinkedInRepository(t *testing.T) {
 		t.Skip("no git")
 	}
 	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
-	if out, err := exec.Command("git", "init", "-q", f.ws).CombinedOutput(); err != nil {
+	if out, err := ownedOutput(exec.Command("git", "init", "-q", f.ws)); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
 	}
 	if err := os.MkdirAll(filepath.Join(f.ws, ".husky"), 0o755); err != nil {

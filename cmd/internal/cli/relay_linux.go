@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package main
+package cli
 
 /*
 #define _GNU_SOURCE
@@ -31,17 +31,10 @@ static int ue_background;     // the relay started in the background of its term
 static int ue_relay_signaled; // in the relay: the signal that ended the program
 static pid_t ue_child;
 
-// ue_should_enter mirrors main's leadingFlags and run: the program enters a
-// namespace of its own (ptyrun.EnterNamespace, called by cmdMain) unless a
-// subcommand or the helper runs. When in doubt it says no, and the program
-// enters one the slower way, from Go.
-static int ue_should_enter(int argc, char **argv) {
-	if (argc < 1 || argv[0] == NULL || strcmp(argv[0], "unified-exec-helper") == 0)
-		return 0;
-	// Set and not empty, as Go reads them (an empty one is no mark).
-	const char *ns = getenv("UNIFIED_EXEC_NAMESPACE"), *off = getenv("UNIFIED_EXEC_NO_RELAY");
-	if ((ns && *ns) || (off && *off))
-		return 0;
+// ue_flags_end is the index of the first argument after main's leading
+// flags (leadingFlags): "--", a command or a subcommand, or an unknown
+// flag; argc when there is none.
+static int ue_flags_end(int argc, char **argv) {
 	int i = 1;
 	while (i < argc) {
 		const char *a = argv[i];
@@ -65,6 +58,28 @@ static int ue_should_enter(int argc, char **argv) {
 		}
 		i++;
 	}
+	return i;
+}
+
+// ue_no_server is 1 in a program that carries no MCP server (unified-exec:
+// cmd/unified-exec defines it so, over this weak 0). It serves by starting
+// unified-exec-mcp in its stead, before any namespace (execServer): it
+// enters one only to wrap a command.
+__attribute__((weak)) int ue_no_server = 0;
+
+// ue_should_enter mirrors main's leadingFlags and run: the program enters a
+// namespace of its own (ptyrun.EnterNamespace, called by cmdMain) unless a
+// subcommand or the helper runs, or it would start unified-exec-mcp to
+// serve. When in doubt it says no, and the program enters one the slower
+// way, from Go.
+static int ue_should_enter(int argc, char **argv) {
+	if (argc < 1 || argv[0] == NULL || strcmp(argv[0], "unified-exec-helper") == 0)
+		return 0;
+	// Set and not empty, as Go reads them (an empty one is no mark).
+	const char *ns = getenv("UNIFIED_EXEC_NAMESPACE"), *off = getenv("UNIFIED_EXEC_NO_RELAY");
+	if ((ns && *ns) || (off && *off))
+		return 0;
+	int i = ue_flags_end(argc, argv);
 	if (i < argc) {
 		static const char *subcommands[] = {"version", "--version", "-version", "tools", "policy",
 						    "sandbox", "help", "-h", "--help", "-help", NULL};
@@ -72,6 +87,10 @@ static int ue_should_enter(int argc, char **argv) {
 			if (strcmp(argv[i], *s) == 0)
 				return 0;
 	}
+	// cmdMain's wrap: "--" or a command after the flags.
+	int wraps = i < argc && (strcmp(argv[i], "--") == 0 || strcmp(argv[i], "-") == 0 || argv[i][0] != '-');
+	if (ue_no_server && !wraps)
+		return 0;
 	return 1;
 }
 
@@ -332,9 +351,15 @@ func relayEntered() {
 	}
 }
 
-// relayWouldEnter is the relay's decision for os.Args[1:] = args: whether
-// it makes the program's namespaces (tests hold it against runsMain).
-func relayWouldEnter(args []string) bool {
+// relayWouldEnter is the relay's decision for os.Args[1:] = args, in a
+// program with an MCP server or without (server): whether it makes the
+// program's namespaces (tests hold it against entersNamespace).
+func relayWouldEnter(args []string, server bool) bool {
+	defer func(was C.int) { C.ue_no_server = was }(C.ue_no_server)
+	C.ue_no_server = 1
+	if server {
+		C.ue_no_server = 0
+	}
 	argv := make([]*C.char, 0, len(args)+1)
 	for _, a := range append([]string{"unified-exec"}, args...) {
 		c := C.CString(a)

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package cli
 
 // serveStats is Unix-only (it listens for SIGUSR1).
 func serveStats(file string) (stop func()) { return func() {} }

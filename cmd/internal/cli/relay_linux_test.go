@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package main
+package cli
 
 import (
 	"maps"
@@ -11,7 +11,8 @@ import (
 
 // TestRelayDecidesAsMain: the relay (C, before the runtime) makes the
 // program's namespaces exactly when run goes on to serve or wrap, which
-// enters them — for the forms a user types and for random argument lists
+// enters them (to wrap only, in unified-exec, which serves by starting
+// unified-exec-mcp) — for the forms a user types and for random argument lists
 // of flags, values, subcommand names (every one main knows) and words.
 // A subcommand the relay took for a command would run inside a namespace
 // made for nothing; a command it took for a subcommand would start the
@@ -36,9 +37,11 @@ func TestRelayDecidesAsMain(t *testing.T) {
 		}
 		forms = append(forms, args)
 	}
-	for _, args := range forms {
-		if c, g := relayWouldEnter(args), runsMain(args); c != g {
-			t.Fatalf("unified-exec %q: the relay enters the namespace: %v; main serves or wraps: %v", args, c, g)
+	for _, server := range []bool{true, false} {
+		for _, args := range forms {
+			if c, g := relayWouldEnter(args, server), entersNamespace(args, server); c != g {
+				t.Fatalf("unified-exec %q (with an MCP server: %v): the relay enters the namespace: %v; main serves or wraps there: %v", args, server, c, g)
+			}
 		}
 	}
 }

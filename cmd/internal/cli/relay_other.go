@@ -1,6 +1,6 @@
 //go:build !(linux && cgo)
 
-package main
+package cli
 
 // relayEntered: the relay (relay_linux.go) is C, on Linux only; elsewhere
 // ptyrun.EnterNamespace enters a namespace where there is one.

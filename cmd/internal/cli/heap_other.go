@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package cli
 
 // hugeHeap: transparent huge pages are asked for on Linux only.
 func hugeHeap() {}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/unified-exec/unified-exec/internal/tracepoint"
-	"github.com/unified-exec/unified-exec/mcpserver"
 	"github.com/unified-exec/unified-exec/orchestrator"
 	"github.com/unified-exec/unified-exec/policy"
 	"github.com/unified-exec/unified-exec/ptyrun"
@@ -66,6 +65,10 @@ func cmdMain(args []string) int {
 	}
 	dashdash := len(args) > 0 && (len(rest) > 0 || args[len(args)-1] == "--")
 	wrap := len(rest) > 0 || dashdash
+	if !wrap && mcp == nil {
+		// Before any namespace: unified-exec-mcp enters its own.
+		return execServer()
+	}
 	if wrap {
 		hugeHeap()
 	}
@@ -101,10 +104,10 @@ func cmdMain(args []string) int {
 }
 
 func cmdServe(f mainFlags) int {
-	var srvp atomic.Pointer[mcpserver.Server]
+	var srvp atomic.Pointer[Server]
 	o, err := newOrchestratorWith(f, true, func(id, code int, last []string) {
 		if srv := srvp.Load(); srv != nil {
-			srv.NotifyExit(id, code, last)
+			(*srv).NotifyExit(id, code, last)
 		}
 	})
 	if err != nil {
@@ -115,11 +118,11 @@ func cmdServe(f mainFlags) int {
 	defer stop()
 	report, _ := sandboxReport(o)
 	fmt.Fprint(os.Stderr, "unified-exec: serving MCP on stdio; workspace "+o.Workspace()+"; policy "+o.Policy().Source+"\n"+report)
-	srv := mcpserver.New(o, version)
-	srvp.Store(srv)
+	srv := mcp.New(o, version)
+	srvp.Store(&srv)
 	stopStats := serveStats(os.Getenv("UNIFIED_EXEC_STATS"))
 	defer stopStats()
-	if err := srv.Run(ctx, mcpserver.Transport(os.Stdin, os.Stdout)); err != nil && ctx.Err() == nil {
+	if err := srv.Serve(ctx, os.Stdin, os.Stdout); err != nil && ctx.Err() == nil {
 		errorf("server: %v", err)
 		return 1
 	}

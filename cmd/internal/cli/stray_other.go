@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package cli
 
 // ignoreStraySignals: no namespace of the program's own here.
 func ignoreStraySignals() {}

@@ -41,6 +41,11 @@ const (
 // unified-exec-mcp's, which serves in its stead (see execServer).
 func Main(m *MCP) {
 	mcp = m
+	if m != nil {
+		// Started by unified-exec's execServer, or by hand: either way
+		// not for the commands to see.
+		os.Unsetenv(serverExecEnv)
+	}
 	tracepoint.Mark("main")
 	relayEntered()
 	ptyrun.MaybeRunHelper(helperApply)

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 
 	"github.com/unified-exec/unified-exec/orchestrator"
@@ -39,19 +41,77 @@ var mcp *MCP
 // unified-exec.
 const serverProgram = "unified-exec-mcp"
 
+// serverExecEnv marks a program started by execServer: one that is
+// unified-exec again (a copy, or a link to it, under the server's name)
+// would otherwise start itself for ever.
+const serverExecEnv = "UNIFIED_EXEC_SERVER_EXEC"
+
 // execServer replaces this program with unified-exec-mcp, from the same
 // folder, with the same arguments and environment: it serves (or prints
-// the tools) in unified-exec's stead. It returns only when that program
-// cannot be started.
-func execServer() int {
+// the tools: what says which) in unified-exec's stead. The file must be a
+// program of the same owner as this one (or root's) that no one else may
+// write: in a folder others write to (a shared /tmp), one planted there
+// would run as whoever serves. It is started through the descriptor it
+// was checked on. It returns only when that program cannot be started.
+func execServer(what string) int {
 	self, err := os.Executable()
 	if err != nil {
-		errorf("serving MCP: finding this program: %v", err)
+		errorf("%s: finding this program: %v", what, err)
 		return exitInternal
 	}
 	path := filepath.Join(filepath.Dir(self), serverProgram)
-	err = syscall.Exec(path, append([]string{path}, os.Args[1:]...), os.Environ())
-	errorf("serving MCP: the MCP server is the program %s, next to this one, which cannot be started: %v; "+
-		"build both with scripts/install, or go build -o %s ./cmd/unified-exec-mcp", path, err, path)
-	return exitInternal
+	fail := func(why string) int {
+		errorf("%s: the MCP server is the program %s, next to this one, which %s; "+
+			"build both with scripts/install, or go build -o %s ./cmd/unified-exec-mcp", what, path, why, path)
+		return exitInternal
+	}
+	if os.Getenv(serverExecEnv) != "" {
+		return fail("is unified-exec again (a copy of it, or a link to it), not the MCP server")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail("cannot be started: " + err.Error())
+	}
+	defer f.Close()
+	if why := untrustedServer(f, self); why != "" {
+		return fail("is not started: " + why)
+	}
+	run := path
+	if runtime.GOOS == "linux" {
+		// The file checked, whatever the name leads to by now.
+		run = fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+	}
+	os.Setenv(serverExecEnv, "1")
+	err = syscall.Exec(run, append([]string{path}, os.Args[1:]...), os.Environ())
+	os.Unsetenv(serverExecEnv)
+	return fail("cannot be started: " + err.Error())
+}
+
+// untrustedServer says why the program open in f may not be started for
+// the program at self ("" when it may): it is this very program, not a
+// regular file, owned by someone else than self's owner and root, or
+// writable by others than its owner.
+func untrustedServer(f *os.File, self string) string {
+	st, err := f.Stat()
+	if err != nil {
+		return err.Error()
+	}
+	own, err := os.Stat(self)
+	if err != nil {
+		return err.Error()
+	}
+	if os.SameFile(st, own) {
+		return "it is unified-exec itself (a link to it), not the MCP server"
+	}
+	if !st.Mode().IsRegular() {
+		return "it is not a regular file"
+	}
+	if st.Mode().Perm()&0o022 != 0 {
+		return fmt.Sprintf("others than its owner may write it (mode %v)", st.Mode().Perm())
+	}
+	uid, selfUID := fileOwner(st), fileOwner(own)
+	if uid != 0 && uid != selfUID {
+		return fmt.Sprintf("it belongs to user %d, neither this program's owner (%d) nor root", uid, selfUID)
+	}
+	return ""
 }

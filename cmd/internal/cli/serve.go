@@ -67,7 +67,7 @@ func cmdMain(args []string) int {
 	wrap := len(rest) > 0 || dashdash
 	if !wrap && mcp == nil {
 		// Before any namespace: unified-exec-mcp enters its own.
-		return execServer()
+		return execServer("serving MCP")
 	}
 	if wrap {
 		hugeHeap()

@@ -8,7 +8,7 @@ import (
 
 func cmdTools(args []string) int {
 	if mcp == nil {
-		return execServer()
+		return execServer("tools")
 	}
 	fs := flag.NewFlagSet("tools", flag.ContinueOnError)
 	format := fs.String("format", "mcp", "mcp or openai")

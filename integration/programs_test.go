@@ -49,13 +49,7 @@ func TestServeWithoutServerProgram(t *testing.T) {
 	requireSandbox(t)
 	dir := t.TempDir()
 	alone := filepath.Join(dir, "unified-exec")
-	b, err := os.ReadFile(binary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(alone, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	copyTo(t, binary, alone, 0o755)
 	ws := t.TempDir()
 	for _, args := range [][]string{{"--workspace", ws}, {"tools"}, {"tools", "--format", "openai"}} {
 		cmd := exec.Command(alone, args...)
@@ -83,19 +77,6 @@ func TestServeWithoutServerProgram(t *testing.T) {
 // shared /tmp) a unified-exec-mcp planted by another user ran as
 // whoever served. Each is refused at once, exit 125, saying why.
 func TestServeRefusesUntrustedServerProgram(t *testing.T) {
-	copyTo := func(t *testing.T, from, to string, mode os.FileMode) {
-		t.Helper()
-		b, err := os.ReadFile(from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(to, b, mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(to, mode); err != nil { // past the umask
-			t.Fatal(err)
-		}
-	}
 	cases := []struct {
 		name, why string
 		make      func(t *testing.T, server string)
@@ -137,5 +118,20 @@ func TestServeRefusesUntrustedServerProgram(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// copyTo copies the program from to to, with mode (past the umask).
+func copyTo(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(to, mode); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -27,15 +27,14 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	// unified-exec serves by starting unified-exec-mcp from its folder:
-	// both, side by side, as scripts/install builds them.
+	// both, side by side, built as scripts/install builds them (static,
+	// where the C libraries allow).
 	binary = filepath.Join(dir, "unified-exec")
-	for _, name := range []string{"unified-exec", "unified-exec-mcp"} {
-		build := exec.Command("go", "build", "-o", filepath.Join(dir, name), "../cmd/"+name)
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n", name, err)
-			os.Exit(1)
-		}
+	build := exec.Command("../scripts/build", dir)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "scripts/build %s: %v\n", dir, err)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

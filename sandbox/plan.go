@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -1293,8 +1292,8 @@ func expand(p, home string) string {
 	// ~user/ as git expands it (red team 25: Debian's user sys has
 	// /dev for its home, so ~sys/shm/h is /dev/shm/h to git).
 	if name, rest, ok := strings.Cut(p[min(1, len(p)):], "/"); strings.HasPrefix(p, "~") && ok && name != "" {
-		if u, err := user.Lookup(name); err == nil && u.HomeDir != "" {
-			return filepath.Join(u.HomeDir, rest)
+		if h, err := UserHome(name, false); err == nil && h != "" {
+			return filepath.Join(h, rest)
 		}
 	}
 	return p
@@ -1358,11 +1357,11 @@ func homesOf(home string) []string {
 // accountHome is the home the password database gives this process's
 // user ("" where it gives none), looked up once.
 var accountHome = sync.OnceValue(func() string {
-	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
-	if err != nil || !filepath.IsAbs(u.HomeDir) {
+	h, err := UserHome(strconv.Itoa(os.Getuid()), true)
+	if err != nil || !filepath.IsAbs(h) {
 		return ""
 	}
-	return filepath.Clean(u.HomeDir)
+	return filepath.Clean(h)
 })
 
 // storeVars name, for a deny_read entry, the variables that move that
@@ -1516,11 +1515,11 @@ func expandHomes(entry string, homes []string) (paths []string, why string) {
 		}
 		return paths, ""
 	}
-	u, err := user.Lookup(name)
-	if err != nil || !filepath.IsAbs(u.HomeDir) {
+	h, err := UserHome(name, false)
+	if err != nil || !filepath.IsAbs(h) {
 		return nil, fmt.Sprintf("no user %q here, so no home of theirs", name)
 	}
-	return []string{filepath.Join(u.HomeDir, rest)}, ""
+	return []string{filepath.Join(h, rest)}, ""
 }
 
 // resolveFrom resolves p (relative to dir) through symbolic links; "" if

@@ -30,6 +30,9 @@ type fence struct {
 	// refused are the paths git reads that the survey did not, and why.
 	refused map[string]string
 	sets    func() fenceSets
+	// homes are the users' homes looked up for ~name/ words (see
+	// homeMemo).
+	homes homeMemo
 }
 
 // fenceSets are the unreadable paths and the folders on the way to them,

@@ -125,7 +125,7 @@ func newGitSurvey(roots []string, home string, commit bool, fc *fence, commandEn
 	// repository's (applied in configs); an absolute one is here.
 	for _, e := range s.global {
 		if e.key == "core.hookspath" {
-			if p := expand(e.value, home); filepath.IsAbs(p) {
+			if p := s.fc.expand(e.value, home); filepath.IsAbs(p) {
 				s.hooksPath(filepath.Clean(p))
 			}
 		}
@@ -1059,7 +1059,7 @@ func mainWorktree(common string) string {
 // reading: red team 25 pointed a .git file at lnk/../g, which cleaning
 // made g), as far as p exists.
 func resolvePath(fc *fence, p, base, home string) string {
-	p = expand(strings.TrimSpace(p), home)
+	p = fc.expand(strings.TrimSpace(p), home)
 	if !filepath.IsAbs(p) {
 		p = base + "/" + p
 	}
@@ -1193,10 +1193,15 @@ func survey(roots, tmp, deny, seeds []string, fc *fence, home string, commit boo
 }
 
 // tellRefused makes an item of each path git reads that the survey did
-// not read for a command (see fence): told as such, never what it holds.
+// not read for a command (see fence): told as such, never what it holds;
+// and one of the users' homes it did not look up (see homeMemo).
 func (s *gitSurvey) tellRefused() {
 	for p, why := range s.fc.refused {
 		s.items[fencedKey+p] = why
+	}
+	if why := s.fc.homes.told(); why != "" {
+		s.items["users' homes"] = why
+		s.notes = append(s.notes, why)
 	}
 }
 

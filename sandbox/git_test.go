@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -1243,5 +1244,61 @@ func TestWorktreeHooksFromWhereGitRuns(t *testing.T) {
 	told := g.watch(t).Since(before)
 	if !slices.ContainsFunc(told, func(l string) bool { return strings.Contains(l, g.ws+"/wt/.husky/_/pre-commit") }) {
 		t.Errorf("a hook in the worktree git runs is untold:\n%s", strings.Join(told, "\n"))
+	}
+}
+
+// TestUserHomesLookedUpBounded: a configuration a command writes with a
+// thousand ~name/ words asks the name services of at most maxHomeNames
+// names a plan (each once), and the survey tells the rest were not looked
+// up (fresh-eyes review of the static build: one getent a name held every
+// later command for 17 s).
+func TestUserHomesLookedUpBounded(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	var mu sync.Mutex
+	asked := map[string]int{}
+	saved := UserHome
+	UserHome = func(key string, byID bool) (string, error) {
+		if !byID {
+			mu.Lock()
+			asked[key]++
+			mu.Unlock()
+		}
+		return saved(key, byID)
+	}
+	t.Cleanup(func() { UserHome = saved })
+	var cfg strings.Builder
+	cfg.WriteString("[alias]\n")
+	for i := range 1000 {
+		// Each name twice: the second is not asked again.
+		fmt.Fprintf(&cfg, "\ta%d = !~u%d/x ~u%d/y\n", i, i, i)
+	}
+	g.write(t, ".git/config.d", cfg.String(), 0o644)
+	g.git(t, "", "config", "include.path", "config.d")
+
+	plan := g.plan(t, nil)
+	mu.Lock()
+	n := len(asked)
+	for name, times := range asked {
+		if times > 1 {
+			t.Errorf("~%s asked %d times in one plan", name, times)
+		}
+	}
+	clear(asked)
+	mu.Unlock()
+	if n > maxHomeNames {
+		t.Errorf("one plan asked the homes of %d users, past the bound of %d", n, maxHomeNames)
+	}
+	if !slices.ContainsFunc(plan.Notes, func(s string) bool { return strings.Contains(s, "were not looked up") }) {
+		t.Errorf("the plan does not tell the homes not looked up: %q", plan.Notes)
+	}
+	news := g.watch(t).Since(GitState{})
+	if !slices.ContainsFunc(news, func(s string) bool { return strings.Contains(s, "968 more were not looked up") }) {
+		t.Errorf("the survey does not tell how many homes it did not look up (%d items, the first %q)", len(news), news[:min(3, len(news))])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) > maxHomeNames {
+		t.Errorf("one survey asked the homes of %d users", len(asked))
 	}
 }

@@ -1286,13 +1286,18 @@ func realDir(path, base, what string) (string, error) {
 
 // expand replaces a leading "~" by home (when home is known).
 func expand(p, home string) string {
+	return expandWith(p, home, func(name string) (string, error) { return UserHome(name, false) })
+}
+
+// expandWith is expand, with the homes of ~user/ from userHome.
+func expandWith(p, home string, userHome func(name string) (string, error)) string {
 	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
 		return filepath.Join(home, p[1:])
 	}
 	// ~user/ as git expands it (red team 25: Debian's user sys has
 	// /dev for its home, so ~sys/shm/h is /dev/shm/h to git).
 	if name, rest, ok := strings.Cut(p[min(1, len(p)):], "/"); strings.HasPrefix(p, "~") && ok && name != "" {
-		if h, err := UserHome(name, false); err == nil && h != "" {
+		if h, err := userHome(name); err == nil && h != "" {
 			return filepath.Join(h, rest)
 		}
 	}

@@ -7,98 +7,260 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"os/user"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/unified-exec/unified-exec/ptyrun"
-	"github.com/unified-exec/unified-exec/sandbox"
 )
 
 // Built with osusergo (scripts/build's static binary, which loads no
-// shared library and so no NSS module), os/user reads /etc/passwd alone: a
-// user the system's other name services know (LDAP, SSSD, systemd's
-// dynamic users) would have no home here, while git, which asks them,
-// expands ~name all the same. The plan's homes are the ones the name
-// services give: a user /etc/passwd does not list is asked of getent
-// (nssHome, which users_osusergo.go makes sandbox.UserHome).
+// shared library and so no NSS module), os/user reads /etc/passwd alone,
+// with a parser of its own: a user the system's other name services know
+// (LDAP, SSSD, systemd's dynamic users) would have no home, one listed by
+// them before the files (passwd: sss files) the files' home, and a line
+// glibc reads differently another home, while git, which asks glibc,
+// expands ~name as glibc says. nssHome, which users_osusergo.go makes
+// sandbox.UserHome, gives glibc's answer: from /etc/passwd where that is
+// what glibc would read first and the file holds nothing glibc could read
+// otherwise, else from getent (fresh-eyes review of the static build).
 
-// getent is the program that asks the name services (a variable for the
-// tests); by its path, whatever PATH says.
-var getent = "/usr/bin/getent"
+// The files nssHome reads, and getent, the program that asks the name
+// services ("": the first of getents there is, by its path whatever PATH
+// says); variables for the tests.
+var (
+	nsswitchFile = "/etc/nsswitch.conf"
+	passwdFile   = "/etc/passwd"
+	getent       = ""
+)
+
+// getents are where systems keep getent: Debian and most others, older
+// layouts, NixOS.
+var getents = []string{"/usr/bin/getent", "/bin/getent", "/run/current-system/sw/bin/getent"}
+
+// foundGetent is the first of getents that exists (the first, if none
+// does: the error of its start names it), looked for once.
+var foundGetent = sync.OnceValue(func() string {
+	for _, p := range getents {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return getents[0]
+})
 
 // getentTimeout bounds one question (a name service that does not
 // answer); a variable for the tests.
 var getentTimeout = 5 * time.Second
 
-// nssAnswers keeps getent's answers (a name asked at each plan costs one
-// start of getent for the program's life); at most maxNSSAnswers, past
-// which each question is asked anew.
+// nssAnswerTTL is how long an answer of getent's is kept: a user that a
+// name service did not know while it was offline, or one whose home
+// changed, is asked again after it. A plan asks each name once (the
+// sandbox bounds how many); the server's plans within it ask none.
+var nssAnswerTTL = 5 * time.Second
+
+// maxNSSAnswers bounds the answers kept; past it, the expired are
+// dropped, and a question asked while it is still full is not kept.
+const maxNSSAnswers = 4096
+
+// nssAnswers are getent's answers and the questions in flight: a name
+// asked by two plans at once starts one getent.
 var nssAnswers = struct {
 	mu sync.Mutex
-	m  map[string]nssAnswer
-}{m: map[string]nssAnswer{}}
+	m  map[string]*nssQuestion
+}{m: map[string]*nssQuestion{}}
 
-const maxNSSAnswers = 1024
+type nssQuestion struct {
+	done   chan struct{} // closed once answered
+	answer nssAnswer
+	err    error
+	at     time.Time
+}
 
 type nssAnswer struct {
 	home  string
 	known bool
 }
 
-// nssHome is sandbox.UserHome through /etc/passwd, then getent.
+// now is the clock of the answers' age; a variable for the tests.
+var now = time.Now
+
+// nssHome is sandbox.UserHome as glibc answers it.
 func nssHome(key string, byID bool) (string, error) {
-	home, err := sandbox.DatabaseHome(key, byID)
-	if err == nil {
-		return home, nil
+	if key == "" || strings.ContainsAny(key, ":\n\x00") {
+		return "", unknownUser(key, byID) // no entry can have it
 	}
-	if !unknownUser(err) {
+	first, only := filesFirst()
+	if first {
+		home, found, sure := filesHome(key, byID)
+		switch {
+		case sure && found:
+			return home, nil
+		case sure && only:
+			return "", unknownUser(key, byID)
+		}
+	}
+	a, err := askCached(key, byID)
+	if err != nil {
 		return "", err
 	}
-	cacheKey := "name " + key
-	if byID {
-		cacheKey = "id " + key
-	}
-	nssAnswers.mu.Lock()
-	a, ok := nssAnswers.m[cacheKey]
-	nssAnswers.mu.Unlock()
-	if !ok {
-		if a, err = askGetent(key, byID); err != nil {
-			return "", err
-		}
-		nssAnswers.mu.Lock()
-		if len(nssAnswers.m) < maxNSSAnswers {
-			nssAnswers.m[cacheKey] = a
-		}
-		nssAnswers.mu.Unlock()
-	}
 	if !a.known {
-		if byID {
-			return "", fmt.Errorf("user: unknown userid %s", key)
-		}
-		return "", user.UnknownUserError(key)
+		return "", unknownUser(key, byID)
 	}
 	return a.home, nil
 }
 
-// unknownUser: err says the user is not in /etc/passwd.
-func unknownUser(err error) bool {
-	var name user.UnknownUserError
-	var id user.UnknownUserIdError
-	return errors.As(err, &name) || errors.As(err, &id)
+func unknownUser(key string, byID bool) error {
+	if n, err := strconv.Atoi(key); byID && err == nil {
+		return user.UnknownUserIdError(n)
+	} else if byID {
+		return fmt.Errorf("user: unknown userid %s", key)
+	}
+	return user.UnknownUserError(key)
+}
+
+// filesFirst: /etc/nsswitch.conf has glibc read the passwd database from
+// /etc/passwd first, and take what it finds there (no action follows
+// "files"); only: from nothing else. Anything else — no such file, another
+// source first, two passwd lines — is left to getent.
+func filesFirst() (first, only bool) {
+	b, err := os.ReadFile(nsswitchFile)
+	if err != nil {
+		return false, false
+	}
+	var sources []string
+	lines := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		db, rest, ok := strings.Cut(line, ":")
+		if !ok || strings.TrimSpace(db) != "passwd" {
+			continue
+		}
+		lines++
+		sources = strings.Fields(rest)
+	}
+	if lines != 1 || len(sources) == 0 || sources[0] != "files" {
+		return false, false
+	}
+	if len(sources) > 1 && strings.HasPrefix(sources[1], "[") {
+		return false, false
+	}
+	return true, len(sources) == 1
+}
+
+// filesHome finds key in /etc/passwd as glibc's files source would: the
+// first entry with that name (or number). sure is false where the file
+// holds, before it (or anywhere, when none has it), a line this reading
+// and glibc's might take differently: anything but an empty line, a
+// comment, or seven fields with a name and plain numbers (glibc skips
+// leading blanks, reads " 1000" as 1000, takes a line with no shell).
+func filesHome(key string, byID bool) (home string, found, sure bool) {
+	b, err := os.ReadFile(passwdFile)
+	if err != nil {
+		return "", false, false
+	}
+	if byID && !plainNumber(key) {
+		return "", false, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		f := strings.Split(line, ":")
+		if len(f) != 7 || f[0] == "" || strings.ContainsAny(f[0][:1], "+- \t") || !plainNumber(f[2]) || !plainNumber(f[3]) {
+			return "", false, false
+		}
+		if byID && f[2] == key || !byID && f[0] == key {
+			return f[5], true, true
+		}
+	}
+	return "", false, true
+}
+
+// plainNumber: s is a number as strconv.Itoa writes it (and nothing glibc
+// reads otherwise), below 2³².
+func plainNumber(s string) bool {
+	if s == "" || len(s) > 10 || len(s) > 1 && s[0] == '0' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(s) < 10 || s <= "4294967295"
+}
+
+// askCached is askGetent, its answers kept for nssAnswerTTL, one question
+// at a time a key; failures are not kept.
+func askCached(key string, byID bool) (nssAnswer, error) {
+	ck := "name " + key
+	if byID {
+		ck = "id " + key
+	}
+	nssAnswers.mu.Lock()
+	q := nssAnswers.m[ck]
+	if q != nil {
+		select {
+		case <-q.done:
+			if now().Sub(q.at) >= nssAnswerTTL {
+				q = nil
+			}
+		default: // in flight: its answer is this one's
+		}
+	}
+	asker := q == nil
+	if asker {
+		q = &nssQuestion{done: make(chan struct{})}
+		if len(nssAnswers.m) >= maxNSSAnswers {
+			for k, old := range nssAnswers.m {
+				select {
+				case <-old.done:
+					if now().Sub(old.at) >= nssAnswerTTL {
+						delete(nssAnswers.m, k)
+					}
+				default:
+				}
+			}
+		}
+		if len(nssAnswers.m) < maxNSSAnswers {
+			nssAnswers.m[ck] = q
+		}
+	}
+	nssAnswers.mu.Unlock()
+	if asker {
+		q.answer, q.err = askGetent(key, byID)
+		q.at = now()
+		if q.err != nil {
+			nssAnswers.mu.Lock()
+			if nssAnswers.m[ck] == q {
+				delete(nssAnswers.m, ck)
+			}
+			nssAnswers.mu.Unlock()
+		}
+		close(q.done)
+	}
+	<-q.done
+	return q.answer, q.err
 }
 
 // askGetent asks the name services for the passwd entry of key (a name,
-// or a number when byID). getent exits 2 for a key they do not know.
+// or a number when byID), as getpwnam (getpwuid) answers git: the entry
+// they give is taken, whatever name it has (SSSD answers alice@domain
+// for alice, and ALICE as alice). getent exits 2 for a key they do not
+// know.
 func askGetent(key string, byID bool) (nssAnswer, error) {
-	if key == "" || strings.ContainsAny(key, ":\n\x00") {
-		return nssAnswer{}, nil // no entry can have it
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), getentTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, getent, "passwd", "--", key)
+	prog := getent
+	if prog == "" {
+		prog = foundGetent()
+	}
+	cmd := exec.CommandContext(ctx, prog, "passwd", "--", key)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	cmd.WaitDelay = time.Second // past the kill, for what it may have left
 	out := &cappedBuffer{max: 64 << 10}
@@ -109,13 +271,13 @@ func askGetent(key string, byID bool) (nssAnswer, error) {
 		return nssAnswer{}, nil
 	}
 	if err != nil {
-		return nssAnswer{}, fmt.Errorf("asking the name services (%s passwd %s): %w", getent, key, err)
+		return nssAnswer{}, fmt.Errorf("asking the name services (%s passwd %s): %w", prog, key, err)
 	}
 	line, _, _ := strings.Cut(out.String(), "\n")
 	// name:password:uid:gid:gecos:home:shell
 	f := strings.Split(line, ":")
-	if len(f) != 7 || byID && f[2] != key || !byID && f[0] != key {
-		return nssAnswer{}, fmt.Errorf("asking the name services (%s passwd %s): not a passwd entry for it: %q", getent, key, line)
+	if len(f) != 7 {
+		return nssAnswer{}, fmt.Errorf("asking the name services (%s passwd %s): not a passwd entry: %q", prog, key, line)
 	}
 	return nssAnswer{home: f[5], known: true}, nil
 }

@@ -3,19 +3,22 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"os"
 	"os/user"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
 // fakeGetent makes getent a script that logs its arguments (one line a
-// call) in the returned file and runs body; the answers kept are
+// call) in the returned file and runs body, and has nssHome read the
+// given nsswitch.conf and passwd ("" for none); the answers kept are
 // forgotten, before and after.
-func fakeGetent(t *testing.T, body string) (log string) {
+func fakeGetent(t *testing.T, body, nsswitch, passwd string) (log string) {
 	t.Helper()
 	dir := t.TempDir()
 	log = filepath.Join(dir, "calls")
@@ -23,15 +26,24 @@ func fakeGetent(t *testing.T, body string) (log string) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$*\" >> "+log+"\n"+body+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	old := getent
-	getent = script
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if text != "" {
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p
+	}
+	oldGetent, oldNss, oldPasswd := getent, nsswitchFile, passwdFile
+	getent, nsswitchFile, passwdFile = script, file("nsswitch.conf", nsswitch), file("passwd", passwd)
 	forget := func() {
 		nssAnswers.mu.Lock()
 		clear(nssAnswers.m)
 		nssAnswers.mu.Unlock()
 	}
 	forget()
-	t.Cleanup(func() { getent = old; forget() })
+	t.Cleanup(func() { getent, nsswitchFile, passwdFile = oldGetent, oldNss, oldPasswd; forget() })
 	return log
 }
 
@@ -47,48 +59,116 @@ func calls(t *testing.T, log string) []string {
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }
 
-// A user /etc/passwd lists is found there; getent is not started.
+const (
+	debianNSS = "# /etc/nsswitch.conf\n\npasswd:         files systemd\ngroup:          files systemd\nhosts: files dns\n"
+	passwd    = "root:x:0:0:root:/root:/bin/bash\n# a comment\n\nalice:x:1000:1000:Alice,,,:/home/alice:/bin/bash\n"
+	// The name services' answers: alice elsewhere, and an LDAP user.
+	nssAnswersScript = `case "$3" in
+alice|1000) echo 'alice:x:1000:1000::/nss/alice:/bin/sh';;
+ldapuser|5000) echo 'ldapuser:*:5000:5000:L D:/home/ldap/ldapuser:/bin/sh';;
+-dash) echo '-dash:*:5001:5001::/home/dash:/bin/sh';;
+*) exit 2;;
+esac`
+)
+
+func mustHome(t *testing.T, key string, byID bool, want string) {
+	t.Helper()
+	if home, err := nssHome(key, byID); err != nil || home != want {
+		t.Fatalf("%q (by number: %v): %q, %v; want %q", key, byID, home, err, want)
+	}
+}
+
+func mustUnknown(t *testing.T, key string) {
+	t.Helper()
+	home, err := nssHome(key, false)
+	var unknown user.UnknownUserError
+	if !errors.As(err, &unknown) {
+		t.Fatalf("%q: %q, %v; want user.UnknownUserError", key, home, err)
+	}
+}
+
+// Where glibc reads /etc/passwd first (passwd: files systemd), a user
+// listed there is found there: getent is not started.
 func TestNSSHomeFilesFirst(t *testing.T) {
-	log := fakeGetent(t, "exit 1")
-	home, err := nssHome("root", false)
-	if err != nil || home != "/root" {
-		t.Fatalf("root: %q, %v; want /root", home, err)
-	}
-	if home, err := nssHome("0", true); err != nil || home != "/root" {
-		t.Fatalf("uid 0: %q, %v; want /root", home, err)
-	}
+	log := fakeGetent(t, nssAnswersScript, debianNSS, passwd)
+	mustHome(t, "root", false, "/root")
+	mustHome(t, "0", true, "/root")
+	mustHome(t, "alice", false, "/home/alice")
+	mustHome(t, "1000", true, "/home/alice")
 	if c := calls(t, log); c != nil {
 		t.Fatalf("getent was asked %q for users /etc/passwd lists", c)
 	}
 }
 
+// passwd: files alone: a user /etc/passwd does not list is no one.
+func TestNSSHomeFilesOnly(t *testing.T) {
+	log := fakeGetent(t, nssAnswersScript, "passwd: files # only\n", passwd)
+	mustUnknown(t, "ldapuser")
+	mustHome(t, "alice", false, "/home/alice")
+	if c := calls(t, log); c != nil {
+		t.Fatalf("getent was asked %q with passwd: files", c)
+	}
+}
+
+// Where another source comes first (passwd: sss files), acts on what
+// files finds, or no nsswitch.conf says, glibc's order is getent's: alice
+// has the home the name services give, not the files'.
+func TestNSSHomeOtherOrders(t *testing.T) {
+	for _, nss := range []string{
+		"passwd: sss files\n",
+		"passwd: systemd files\n",
+		"passwd: files [SUCCESS=continue] sss\n",
+		"passwd: compat\n",
+		"passwd: files\npasswd: sss files\n",
+		"", // no nsswitch.conf
+	} {
+		log := fakeGetent(t, nssAnswersScript, nss, passwd)
+		mustHome(t, "alice", false, "/nss/alice")
+		mustHome(t, "1000", true, "/nss/alice")
+		if c := calls(t, log); len(c) != 2 {
+			t.Fatalf("%q: getent asked %q, want alice and 1000", nss, c)
+		}
+	}
+}
+
+// A line glibc may read otherwise than a strict reading (leading blanks,
+// a number with blanks or zeros, no shell field, NIS's +/- lines) leaves
+// the answer to getent for the names after it — and for every name not
+// found before it.
+func TestNSSHomeDoubtfulPasswd(t *testing.T) {
+	for _, bad := range []string{
+		" alice:x:1000:1000::/elsewhere:/bin/sh",
+		"alice:x: 1000:1000::/elsewhere:/bin/sh",
+		"alice:x:01000:1000::/elsewhere:/bin/sh",
+		"alice:x:1000:1000::/elsewhere",
+		"+alice::::::",
+		"-alice:x:1000:1000::/elsewhere:/bin/sh",
+		"alice:x:1000:1000::/elsewhere:/bin/sh:extra",
+	} {
+		file := "root:x:0:0:root:/root:/bin/bash\n" + bad + "\n" + passwd
+		log := fakeGetent(t, nssAnswersScript, debianNSS, file)
+		mustHome(t, "root", false, "/root") // before it: read
+		mustHome(t, "alice", false, "/nss/alice")
+		mustHome(t, "1000", true, "/nss/alice")
+		mustUnknown(t, "nobody-anywhere")
+		if c := calls(t, log); len(c) != 3 {
+			t.Fatalf("%q: getent asked %q, want alice, 1000 and nobody-anywhere", bad, c)
+		}
+	}
+}
+
 // A user only the name services know (an LDAP user, say) gets the home
-// getent gives, asked once for the program's life, with the name after
-// "--" (a name that begins with "-" is no option of getent's).
+// getent gives, with the name after "--" (a name that begins with "-" is
+// no option of getent's); an answer, known or not, is kept for a while.
 func TestNSSHomeAsksGetentForOthers(t *testing.T) {
-	log := fakeGetent(t, `case "$3" in
-ldapuser) echo 'ldapuser:*:5000:5000:L D:/home/ldap/ldapuser:/bin/sh';;
-5000) echo 'ldapuser:*:5000:5000:L D:/home/ldap/ldapuser:/bin/sh';;
--dash) echo '-dash:*:5001:5001::/home/dash:/bin/sh';;
-*) exit 2;;
-esac`)
+	log := fakeGetent(t, nssAnswersScript, debianNSS, passwd)
 	for range 3 {
-		if home, err := nssHome("ldapuser", false); err != nil || home != "/home/ldap/ldapuser" {
-			t.Fatalf("ldapuser: %q, %v", home, err)
-		}
+		mustHome(t, "ldapuser", false, "/home/ldap/ldapuser")
 	}
-	if home, err := nssHome("5000", true); err != nil || home != "/home/ldap/ldapuser" {
-		t.Fatalf("uid 5000: %q, %v", home, err)
-	}
-	if home, err := nssHome("-dash", false); err != nil || home != "/home/dash" {
-		t.Fatalf("-dash: %q, %v", home, err)
-	}
+	mustHome(t, "5000", true, "/home/ldap/ldapuser")
+	mustHome(t, "-dash", false, "/home/dash")
 	for range 2 {
-		_, err := nssHome("nobody-anywhere", false)
-		var unknown user.UnknownUserError
-		if !errors.As(err, &unknown) {
-			t.Fatalf("an unknown user: %v, want user.UnknownUserError", err)
-		}
+		mustUnknown(t, "nobody-anywhere")
 	}
 	want := []string{"passwd -- ldapuser", "passwd -- 5000", "passwd -- -dash", "passwd -- nobody-anywhere"}
 	if c := calls(t, log); strings.Join(c, "|") != strings.Join(want, "|") {
@@ -96,18 +176,70 @@ esac`)
 	}
 }
 
-// An answer that is not the entry asked for, a getent that fails, or one
-// that does not answer in time is an error (the plan says it cannot find
-// that home), and is asked again next time.
+// An answer is kept nssAnswerTTL, no longer: a user an offline LDAP did
+// not know is found once it answers again (fresh-eyes review: the answer
+// was kept for the server's life, and deny_read ~user/secret uncovered).
+func TestNSSHomeAnswersExpire(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "online")
+	log := fakeGetent(t, `if [ -e `+state+` ]; then echo 'ldapuser:*:5000:5000::/home/ldapuser:/bin/sh'; else exit 2; fi`, debianNSS, passwd)
+	clock := time.Unix(1e9, 0)
+	oldNow := now
+	now = func() time.Time { return clock }
+	t.Cleanup(func() { now = oldNow })
+	mustUnknown(t, "ldapuser")
+	if err := os.WriteFile(state, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(nssAnswerTTL - time.Millisecond)
+	mustUnknown(t, "ldapuser") // still kept
+	clock = clock.Add(time.Millisecond)
+	mustHome(t, "ldapuser", false, "/home/ldapuser")
+	if c := calls(t, log); len(c) != 2 {
+		t.Fatalf("getent asked %q, want twice", c)
+	}
+}
+
+// Plans asking one name at once start one getent.
+func TestNSSHomeOneQuestionAtATime(t *testing.T) {
+	log := fakeGetent(t, "sleep 0.3\n"+nssAnswersScript, debianNSS, passwd)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			if home, err := nssHome("ldapuser", false); err != nil || home != "/home/ldap/ldapuser" {
+				errs <- errors.Join(err, errors.New("home "+home))
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if c := calls(t, log); len(c) != 1 {
+		t.Fatalf("getent started %d times for one name asked at once, want once", len(c))
+	}
+}
+
+// The entry the name services give for a name is git's, whatever name it
+// has (SSSD answers alice@example.com for alice).
+func TestNSSHomeTakesTheServicesEntry(t *testing.T) {
+	fakeGetent(t, "echo 'alice@example.com:*:70000:70000::/home/example.com/alice:/bin/sh'", "passwd: sss files\n", passwd)
+	mustHome(t, "Alice", false, "/home/example.com/alice")
+}
+
+// An answer that is no passwd entry, a getent that fails, or one that
+// does not answer in time is an error (the plan says it cannot find that
+// home), and is asked again next time.
 func TestNSSHomeBadAnswers(t *testing.T) {
 	for _, c := range []struct{ name, body, want string }{
-		{"another user's entry", "echo 'mallory:x:0:0::/:/bin/sh'", "not a passwd entry for it"},
-		{"not an entry", "echo hello", "not a passwd entry for it"},
+		{"not an entry", "echo hello", "not a passwd entry"},
+		{"too few fields", "echo 'a:b:1:1::/x'", "not a passwd entry"},
 		{"a failure", "exit 1", "exit status 1"},
 		{"no answer", "exec sleep 30", "signal: killed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			log := fakeGetent(t, c.body)
+			log := fakeGetent(t, c.body, debianNSS, passwd)
 			old := getentTimeout
 			getentTimeout = 300 * time.Millisecond
 			defer func() { getentTimeout = old }()
@@ -126,7 +258,7 @@ func TestNSSHomeBadAnswers(t *testing.T) {
 
 // A key no passwd entry can hold is no one's, without asking.
 func TestNSSHomeImpossibleKeys(t *testing.T) {
-	log := fakeGetent(t, "echo 'a:b:0:0::/:/bin/sh'")
+	log := fakeGetent(t, "echo 'a:b:0:0::/:/bin/sh'", "passwd: sss\n", passwd)
 	for _, key := range []string{"", "a:b", "a\nroot", "a\x00"} {
 		if home, err := nssHome(key, false); err == nil {
 			t.Fatalf("%q: home %q, want an unknown user", key, home)
@@ -137,14 +269,38 @@ func TestNSSHomeImpossibleKeys(t *testing.T) {
 	}
 }
 
-// The real getent, for a user the files list: the same home os/user gives.
-func TestNSSHomeRealGetent(t *testing.T) {
-	if _, err := os.Stat(getent); err != nil {
-		t.Skipf("no %s here: %v", getent, err)
+// On this machine, with its own files and getent: every user /etc/passwd
+// lists has the home getent gives, by name and by number.
+func TestNSSHomeAsGetentHere(t *testing.T) {
+	if _, err := os.Stat(foundGetent()); err != nil {
+		t.Skipf("no getent here (%q): %v", getents, err)
 	}
-	a, err := askGetent("root", false)
-	if err != nil || !a.known || a.home != "/root" {
-		t.Fatalf("getent passwd root: %+v, %v", a, err)
+	f, err := os.Open(passwdFile)
+	if err != nil {
+		t.Skipf("no %s here: %v", passwdFile, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), ":")
+		if len(fields) != 7 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		for _, k := range []struct {
+			key  string
+			byID bool
+		}{{fields[0], false}, {fields[2], true}} {
+			want, err := askGetent(k.key, k.byID)
+			if err != nil || !want.known {
+				t.Fatalf("getent passwd %s: %+v, %v", k.key, want, err)
+			}
+			mustHome(t, k.key, k.byID, want.home)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("no user in %s", passwdFile)
 	}
 	if a, err := askGetent("no-such-user-here", false); err != nil || a.known {
 		t.Fatalf("an unknown user: %+v, %v", a, err)

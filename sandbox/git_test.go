@@ -1302,3 +1302,103 @@ func TestUserHomesLookedUpBounded(t *testing.T) {
 		t.Errorf("one survey asked the homes of %d users", len(asked))
 	}
 }
+
+// fakeHomes has UserHome give homes for the names in homes, fail for
+// those in failing, and ask the database for the others, for the test.
+func fakeHomes(t *testing.T, homes map[string]string, failing ...string) {
+	t.Helper()
+	saved := UserHome
+	UserHome = func(key string, byID bool) (string, error) {
+		if !byID {
+			if h, ok := homes[key]; ok {
+				return h, nil
+			}
+			if slices.Contains(failing, key) {
+				return "", fmt.Errorf("asking the name services: signal: killed")
+			}
+		}
+		return saved(key, byID)
+	}
+	t.Cleanup(func() { UserHome = saved })
+}
+
+// TestHooksPathTildeName: core.hooksPath = ~victim (no slash) is victim's
+// home to git, which runs the hooks there: covered like ~victim/ (fresh-
+// eyes review: a home inside the workspace took planted hooks, untold).
+func TestHooksPathTildeName(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	mkdir(t, g.ws+"/vh")
+	fakeHomes(t, map[string]string{"victim": g.ws + "/vh"})
+	g.git(t, "", "config", "core.hooksPath", "~victim")
+	if plan := g.plan(t, nil); !slices.Contains(plan.Protected, g.ws+"/vh") {
+		t.Errorf("~victim's home, the hooks folder, is not protected: %v", plan.Protected)
+	}
+	g.write(t, "vh/pre-commit", "#!/bin/sh\n", 0o755)
+	if news := g.watch(t).Since(GitState{}); !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, g.ws+"/vh/pre-commit") }) {
+		t.Errorf("a hook in ~victim is not told: %q", news)
+	}
+}
+
+// TestUserHomeLookupFailures: a deny_read or protected ~user/ entry whose
+// home cannot be looked up stops the plan, with what to do (fresh-eyes
+// review: a slow LDAP left deny_read ~ldapalice/secret readable); a name
+// of git's configuration that cannot be is told.
+func TestUserHomeLookupFailures(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	fakeHomes(t, nil, "ldapalice")
+	for _, field := range []string{"deny_read", "protected"} {
+		p := policy.Default().Sandbox
+		if field == "deny_read" {
+			p.DenyRead = append(p.DenyRead, "~ldapalice/secret")
+		} else {
+			p.Protected = append(p.Protected, "~ldapalice/secret")
+		}
+		_, err := Compile(p, g.ws)
+		if err == nil || !strings.Contains(err.Error(), `home of user "ldapalice" could not be looked up`) || !strings.Contains(err.Error(), "no command runs") {
+			t.Errorf("%s ~ldapalice/secret, its home not found: %v", field, err)
+		}
+	}
+	p := policy.Default().Sandbox
+	p.DenyRead = append(p.DenyRead, "~no-such-user-here/secret")
+	if plan, err := Compile(p, g.ws); err != nil || !slices.ContainsFunc(plan.Notes, func(n string) bool { return strings.Contains(n, "no-such-user-here") && strings.Contains(n, "skipped") }) {
+		t.Errorf("an unknown user's entry: %v, notes %q; want it skipped, and said", err, plan.Notes)
+	}
+	g.git(t, "", "config", "core.fsmonitor", "~ldapalice/fsmon")
+	news := g.watch(t).Since(GitState{})
+	if !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, `could not be looked up ("~ldapalice": `) }) {
+		t.Errorf("a home of git's configuration not looked up is not told: %q", news)
+	}
+}
+
+// TestUserHomesLookupTimeBounded: once a plan's lookups have taken
+// maxHomeTime (a name service that does not answer), the names left are
+// not asked, and that is told (fresh-eyes review: 64 names of 6 s each
+// held a command 384 s).
+func TestUserHomesLookupTimeBounded(t *testing.T) {
+	var mu sync.Mutex
+	asked := 0
+	saved := UserHome
+	UserHome = func(key string, byID bool) (string, error) {
+		mu.Lock()
+		asked++
+		mu.Unlock()
+		time.Sleep(maxHomeTime/3 + time.Millisecond)
+		return "", fmt.Errorf("asking the name services: signal: killed")
+	}
+	t.Cleanup(func() { UserHome = saved })
+	var m homeMemo
+	for i := range 20 {
+		m.userHome(fmt.Sprint("u", i))
+	}
+	if asked > 3 {
+		t.Errorf("%d names asked, each taking %v; want at most 3 (the bound is %v)", asked, maxHomeTime/3, maxHomeTime)
+	}
+	told := m.told()
+	for _, want := range []string{`could not be looked up ("~u0": asking the name services`, "17 more were not looked up"} {
+		if !strings.Contains(told, want) {
+			t.Errorf("told %q, want it to say %q", told, want)
+		}
+	}
+}

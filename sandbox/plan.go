@@ -384,7 +384,10 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	moved, movedNotes := movedStores(p, ws)
 	plan.Notes = append(plan.Notes, movedNotes...)
 	for _, entry := range slices.Concat(p.DenyRead, moved) {
-		ds, why := expandHomes(entry, homes)
+		ds, why, err := expandHomes(entry, homes)
+		if err != nil {
+			return Plan{}, fmt.Errorf("deny_read %w", err)
+		}
 		if why != "" {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("deny_read %q skipped: %s", entry, why))
 		}
@@ -429,7 +432,10 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 	var protected, absent, seeds []string
 	var names []string
 	for _, name := range p.Protected {
-		paths, why := expandHomes(name, homes)
+		paths, why, err := expandHomes(name, homes)
+		if err != nil {
+			return Plan{}, fmt.Errorf("protected %w", err)
+		}
 		if why != "" {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("protected %q skipped: %s", name, why))
 		}
@@ -1294,9 +1300,10 @@ func expandWith(p, home string, userHome func(name string) (string, error)) stri
 	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
 		return filepath.Join(home, p[1:])
 	}
-	// ~user/ as git expands it (red team 25: Debian's user sys has
-	// /dev for its home, so ~sys/shm/h is /dev/shm/h to git).
-	if name, rest, ok := strings.Cut(p[min(1, len(p)):], "/"); strings.HasPrefix(p, "~") && ok && name != "" {
+	// ~user/ and ~user as git expands them (red team 25: Debian's user
+	// sys has /dev for its home, so ~sys/shm/h is /dev/shm/h to git;
+	// fresh-eyes review: core.hooksPath = ~victim is victim's home).
+	if name, rest, _ := strings.Cut(p[min(1, len(p)):], "/"); strings.HasPrefix(p, "~") && name != "" {
 		if h, err := userHome(name); err == nil && h != "" {
 			return filepath.Join(h, rest)
 		}
@@ -1466,7 +1473,7 @@ func unreadableTargets(p policy.Sandbox, ws string) []string {
 	resolved := map[string]string{}
 	var existing []string
 	for _, entry := range slices.Concat(p.DenyRead, moved) {
-		paths, _ := expandHomes(entry, homes)
+		paths, _, _ := expandHomes(entry, homes) // an entry whose home is not known stops the plan
 		for _, d := range paths {
 			if !filepath.IsAbs(d) {
 				d = filepath.Join(ws, d)
@@ -1505,26 +1512,34 @@ func unreadableTargets(p policy.Sandbox, ws string) []string {
 
 // expandHomes is entry with a leading "~" or "~/" in each of homes, or
 // with "~user" or "~user/" in that user's home; entry as it is when it
-// has no "~". why says why there is none: no home known, or no such user.
-func expandHomes(entry string, homes []string) (paths []string, why string) {
+// has no "~". why says why there is none: no home known, or no such user;
+// err that the user's home could not be looked up.
+func expandHomes(entry string, homes []string) (paths []string, why string, err error) {
 	if !strings.HasPrefix(entry, "~") {
-		return []string{entry}, ""
+		return []string{entry}, "", nil
 	}
 	name, rest, _ := strings.Cut(entry[1:], "/")
 	if name == "" {
 		if len(homes) == 0 {
-			return nil, "$HOME is not set and the password database gives this user no home"
+			return nil, "$HOME is not set and the password database gives this user no home", nil
 		}
 		for _, h := range homes {
 			paths = append(paths, filepath.Join(h, rest))
 		}
-		return paths, ""
+		return paths, "", nil
 	}
 	h, err := UserHome(name, false)
-	if err != nil || !filepath.IsAbs(h) {
-		return nil, fmt.Sprintf("no user %q here, so no home of theirs", name)
+	if err != nil && !unknownUser(err) {
+		// The name services did not answer (an LDAP offline, a getent
+		// that timed out): the user may well have a home, which this
+		// entry must cover (fresh-eyes review: a slow LDAP left
+		// deny_read ~ldapalice/secret readable).
+		return nil, "", fmt.Errorf("sandbox: %q: the home of user %q could not be looked up (%v); no command runs until it can be (try again), or remove the entry from the policy", entry, name, err)
 	}
-	return []string{filepath.Join(h, rest)}, ""
+	if err != nil || !filepath.IsAbs(h) {
+		return nil, fmt.Sprintf("no user %q here, so no home of theirs", name), nil
+	}
+	return []string{filepath.Join(h, rest)}, "", nil
 }
 
 // resolveFrom resolves p (relative to dir) through symbolic links; "" if

@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os/user"
 	"strings"
 	"sync"
+	"time"
 )
 
 // UserHome finds the home of a user in the password database: by name, or
@@ -16,6 +18,14 @@ import (
 // ~name/…) or a deny_read entry names (~name/…) is the home the plan
 // covers. The home is as the database gives it (callers check it).
 var UserHome = DatabaseHome
+
+// unknownUser: err says the password database has no such user (rather
+// than that it could not be asked).
+func unknownUser(err error) bool {
+	var name user.UnknownUserError
+	var id user.UnknownUserIdError
+	return errors.As(err, &name) || errors.As(err, &id)
+}
 
 // DatabaseHome is UserHome through os/user alone.
 func DatabaseHome(key string, byID bool) (string, error) {
@@ -39,16 +49,22 @@ func DatabaseHome(key string, byID bool) (string, error) {
 // thousands held every later command for seconds (fresh-eyes review of
 // the static build). No configuration a person writes names that many;
 // past the bound the word is left as it is, and that is told (see
-// homeMemo.told).
-const maxHomeNames = 32
+// homeMemo.told). So once the lookups have taken maxHomeTime: a name
+// service that does not answer holds each name until its timeout.
+const (
+	maxHomeNames = 32
+	maxHomeTime  = time.Second
+)
 
 // homeMemo is what a fence's lookups of users' homes found: each name is
 // asked once per plan or survey, and at most maxHomeNames of them.
 type homeMemo struct {
 	mu      sync.Mutex
 	answers map[string]homeAnswer
+	spent   time.Duration   // in lookups
 	skipped map[string]bool // the names past the bound (at most maxSkipped)
 	first   []string        // the first three of them, to tell
+	failed  []string        // the lookups that failed (at most three), to tell
 }
 
 // maxSkipped bounds the names past maxHomeNames kept, to count them.
@@ -64,7 +80,7 @@ type homeAnswer struct {
 func (m *homeMemo) userHome(name string) (string, error) {
 	m.mu.Lock()
 	a, ok := m.answers[name]
-	if !ok && len(m.answers) >= maxHomeNames {
+	if !ok && (len(m.answers) >= maxHomeNames || m.spent >= maxHomeTime) {
 		if !m.skipped[name] && len(m.skipped) < maxSkipped {
 			if m.skipped == nil {
 				m.skipped = map[string]bool{}
@@ -75,7 +91,7 @@ func (m *homeMemo) userHome(name string) (string, error) {
 			}
 		}
 		m.mu.Unlock()
-		return "", fmt.Errorf("sandbox: not looked up: more than %d users' homes named", maxHomeNames)
+		return "", fmt.Errorf("sandbox: not looked up: more than %d users' homes named, or %v spent", maxHomeNames, maxHomeTime)
 	}
 	m.mu.Unlock()
 	if ok {
@@ -83,10 +99,19 @@ func (m *homeMemo) userHome(name string) (string, error) {
 	}
 	// Asked without the lock (a name service may take seconds); a name
 	// asked twice at once is asked twice, and counted once.
+	start := time.Now()
 	home, err := UserHome(name, false)
 	m.mu.Lock()
 	if m.answers == nil {
 		m.answers = map[string]homeAnswer{}
+	}
+	if _, again := m.answers[name]; !again {
+		m.spent += time.Since(start)
+		if err != nil && !unknownUser(err) && len(m.failed) < 3 {
+			// The word stays as it is, while git, once the name
+			// services answer, expands it: told.
+			m.failed = append(m.failed, fmt.Sprintf("%.64q: %.200v", "~"+name, err))
+		}
 	}
 	m.answers[name] = homeAnswer{home, err}
 	m.mu.Unlock()
@@ -99,14 +124,21 @@ func (m *homeMemo) userHome(name string) (string, error) {
 func (m *homeMemo) told() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.skipped) == 0 {
+	var out []string
+	if len(m.failed) > 0 {
+		out = append(out, fmt.Sprintf("the homes of users git's configuration names (~name/) could not be looked up (%s)", strings.Join(m.failed, "; ")))
+	}
+	if len(m.skipped) > 0 {
+		more := fmt.Sprint(len(m.skipped))
+		if len(m.skipped) == maxSkipped {
+			more = "at least " + more
+		}
+		out = append(out, fmt.Sprintf("git's configuration names more users' homes (~name/) than are looked up (%d, or %v of lookups): %s more were not looked up (%s, …)", maxHomeNames, maxHomeTime, more, strings.Join(m.first, ", ")))
+	}
+	if len(out) == 0 {
 		return ""
 	}
-	more := fmt.Sprint(len(m.skipped))
-	if len(m.skipped) == maxSkipped {
-		more = "at least " + more
-	}
-	return fmt.Sprintf("git's configuration names more than %d users' homes (~name/): %s more were not looked up (%s, …), so what git would find there (hooks, included files, programs) is not covered or told (read the configuration before running git there)", maxHomeNames, more, strings.Join(m.first, ", "))
+	return strings.Join(out, "; ") + ": what git would find there (hooks, included files, programs) is not covered or told (read the configuration before running git there)"
 }
 
 // expand is expand for git's configuration: the homes of ~user/ through

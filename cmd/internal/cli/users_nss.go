@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/unified-exec/unified-exec/ptyrun"
@@ -89,10 +90,18 @@ type nssAnswer struct {
 // now is the clock of the answers' age; a variable for the tests.
 var now = time.Now
 
+// maxNameLen bounds the names asked: a command chooses those of git's
+// configuration, and each is kept (fresh-eyes review: names of 128 KiB
+// held 32 MB for 256 of them). Linux's LOGIN_NAME_MAX is 256 with its NUL.
+const maxNameLen = 255
+
 // nssHome is sandbox.UserHome as glibc answers it.
 func nssHome(key string, byID bool) (string, error) {
 	if key == "" || strings.ContainsAny(key, ":\n\x00") {
 		return "", unknownUser(key, byID) // no entry can have it
+	}
+	if len(key) > maxNameLen {
+		return "", fmt.Errorf("user name of %d bytes, longer than %d: not looked up", len(key), maxNameLen)
 	}
 	first, only := filesFirst()
 	if first {
@@ -103,6 +112,12 @@ func nssHome(key string, byID bool) (string, error) {
 		case sure && only:
 			return "", unknownUser(key, byID)
 		}
+	}
+	if !byID && getentReadsAsNumber(key) {
+		// getent passwd 1001 asks for the user numbered 1001; git asks
+		// for the one named so (an LDAP user "1001"): no question of
+		// getent's gives git's answer (fresh-eyes review).
+		return "", fmt.Errorf("user name %q is a number to getent, which would give the user with that number: its home cannot be looked up here", key)
 	}
 	a, err := askCached(key, byID)
 	if err != nil {
@@ -125,8 +140,12 @@ func unknownUser(key string, byID bool) error {
 
 // filesFirst: /etc/nsswitch.conf has glibc read the passwd database from
 // /etc/passwd first, and take what it finds there (no action follows
-// "files"); only: from nothing else. Anything else — no such file, another
-// source first, two passwd lines — is left to getent.
+// "files"); only: from nothing else. It reads the file as glibc does (a
+// line's first word is its database, with or without a colon after it;
+// the last line of a database is the one taken; "#" starts a comment only
+// at a line's start), and leaves to getent anything it is not sure of: no
+// such file, another source first, two passwd lines, a "#" or ":" among
+// the sources.
 func filesFirst() (first, only bool) {
 	b, err := os.ReadFile(nsswitchFile)
 	if err != nil {
@@ -135,13 +154,17 @@ func filesFirst() (first, only bool) {
 	var sources []string
 	lines := 0
 	for _, line := range strings.Split(string(b), "\n") {
-		line, _, _ = strings.Cut(line, "#")
-		db, rest, ok := strings.Cut(line, ":")
-		if !ok || strings.TrimSpace(db) != "passwd" {
+		line = strings.TrimLeft(line, cSpace)
+		end := strings.IndexAny(line, cSpace+":")
+		if end <= 0 || line[:end] != "passwd" {
 			continue
 		}
 		lines++
-		sources = strings.Fields(rest)
+		rest := strings.TrimLeft(line[end:], cSpace+":")
+		if strings.ContainsAny(rest, ":#\x00") {
+			return false, false
+		}
+		sources = strings.FieldsFunc(rest, func(r rune) bool { return r < 0x80 && strings.ContainsRune(cSpace, r) })
 	}
 	if lines != 1 || len(sources) == 0 || sources[0] != "files" {
 		return false, false
@@ -152,12 +175,26 @@ func filesFirst() (first, only bool) {
 	return true, len(sources) == 1
 }
 
+// cSpace are the bytes C's isspace takes, in the C locale.
+const cSpace = " \t\n\v\f\r"
+
+// getentReadsAsNumber: getent passwd takes key for a user's number (what
+// strtoul reads to its end, in base 10).
+func getentReadsAsNumber(key string) bool {
+	k := strings.TrimLeft(key, cSpace)
+	if k != "" && (k[0] == '+' || k[0] == '-') {
+		k = k[1:]
+	}
+	return k != "" && strings.Trim(k, "0123456789") == ""
+}
+
 // filesHome finds key in /etc/passwd as glibc's files source would: the
 // first entry with that name (or number). sure is false where the file
 // holds, before it (or anywhere, when none has it), a line this reading
 // and glibc's might take differently: anything but an empty line, a
-// comment, or seven fields with a name and plain numbers (glibc skips
-// leading blanks, reads " 1000" as 1000, takes a line with no shell).
+// comment, or seven fields with a name and plain numbers, and no NUL
+// (glibc skips leading blanks, "\r" and "\f" among them, reads " 1000"
+// as 1000, takes a line with no shell, ends a field at a NUL).
 func filesHome(key string, byID bool) (home string, found, sure bool) {
 	b, err := os.ReadFile(passwdFile)
 	if err != nil {
@@ -171,7 +208,7 @@ func filesHome(key string, byID bool) (home string, found, sure bool) {
 			continue
 		}
 		f := strings.Split(line, ":")
-		if len(f) != 7 || f[0] == "" || strings.ContainsAny(f[0][:1], "+- \t") || !plainNumber(f[2]) || !plainNumber(f[3]) {
+		if len(f) != 7 || f[0] == "" || strings.ContainsAny(f[0][:1], "+-"+cSpace) || strings.ContainsRune(line, 0) || !plainNumber(f[2]) || !plainNumber(f[3]) {
 			return "", false, false
 		}
 		if byID && f[2] == key || !byID && f[0] == key {
@@ -196,7 +233,9 @@ func plainNumber(s string) bool {
 }
 
 // askCached is askGetent, its answers kept for nssAnswerTTL, one question
-// at a time a key; failures are not kept.
+// at a time a key. A failure is kept as long (a name service that does not
+// answer holds one question a key, not each plan's); a key answered before
+// keeps that answer while the name services fail.
 func askCached(key string, byID bool) (nssAnswer, error) {
 	ck := "name " + key
 	if byID {
@@ -204,11 +243,12 @@ func askCached(key string, byID bool) (nssAnswer, error) {
 	}
 	nssAnswers.mu.Lock()
 	q := nssAnswers.m[ck]
+	var last *nssQuestion // answered, expired
 	if q != nil {
 		select {
 		case <-q.done:
 			if now().Sub(q.at) >= nssAnswerTTL {
-				q = nil
+				last, q = q, nil
 			}
 		default: // in flight: its answer is this one's
 		}
@@ -216,7 +256,7 @@ func askCached(key string, byID bool) (nssAnswer, error) {
 	asker := q == nil
 	if asker {
 		q = &nssQuestion{done: make(chan struct{})}
-		if len(nssAnswers.m) >= maxNSSAnswers {
+		if len(nssAnswers.m) >= maxNSSAnswers/4 {
 			for k, old := range nssAnswers.m {
 				select {
 				case <-old.done:
@@ -233,15 +273,11 @@ func askCached(key string, byID bool) (nssAnswer, error) {
 	}
 	nssAnswers.mu.Unlock()
 	if asker {
-		q.answer, q.err = askGetent(key, byID)
-		q.at = now()
-		if q.err != nil {
-			nssAnswers.mu.Lock()
-			if nssAnswers.m[ck] == q {
-				delete(nssAnswers.m, ck)
-			}
-			nssAnswers.mu.Unlock()
+		a, err := askGetent(key, byID)
+		if err != nil && last != nil && last.err == nil {
+			a, err = last.answer, nil
 		}
+		q.answer, q.err, q.at = a, err, now()
 		close(q.done)
 	}
 	<-q.done
@@ -262,7 +298,11 @@ func askGetent(key string, byID bool) (nssAnswer, error) {
 	}
 	cmd := exec.CommandContext(ctx, prog, "passwd", "--", key)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	cmd.WaitDelay = time.Second // past the kill, for what it may have left
+	// In a group of its own, killed whole at the timeout (what a module
+	// started goes too).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 100 * time.Millisecond // past the kill, for an output still held
 	out := &cappedBuffer{max: 64 << 10}
 	cmd.Stdout = out
 	err := ptyrun.RunOwned(cmd)

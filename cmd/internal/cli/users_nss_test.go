@@ -102,7 +102,7 @@ func TestNSSHomeFilesFirst(t *testing.T) {
 
 // passwd: files alone: a user /etc/passwd does not list is no one.
 func TestNSSHomeFilesOnly(t *testing.T) {
-	log := fakeGetent(t, nssAnswersScript, "passwd: files # only\n", passwd)
+	log := fakeGetent(t, nssAnswersScript, "# only the files\n  passwd:files\ngroup: files systemd\n", passwd)
 	mustUnknown(t, "ldapuser")
 	mustHome(t, "alice", false, "/home/alice")
 	if c := calls(t, log); c != nil {
@@ -120,6 +120,9 @@ func TestNSSHomeOtherOrders(t *testing.T) {
 		"passwd: files [SUCCESS=continue] sss\n",
 		"passwd: compat\n",
 		"passwd: files\npasswd: sss files\n",
+		"passwd: files\npasswd systemd\n", // glibc takes the last, colon or not
+		"passwd: files # systemd\n",       // no comment to glibc: "#" and systemd are sources
+		"passwd: files:systemd\n",
 		"", // no nsswitch.conf
 	} {
 		log := fakeGetent(t, nssAnswersScript, nss, passwd)
@@ -144,6 +147,10 @@ func TestNSSHomeDoubtfulPasswd(t *testing.T) {
 		"+alice::::::",
 		"-alice:x:1000:1000::/elsewhere:/bin/sh",
 		"alice:x:1000:1000::/elsewhere:/bin/sh:extra",
+		"\ralice:x:1000:1000::/elsewhere:/bin/sh",
+		"\falice:x:1000:1000::/elsewhere:/bin/sh",
+		"\valice:x:1000:1000::/elsewhere:/bin/sh",
+		"alice:x:1000:1000:\x00:/elsewhere:/bin/sh",
 	} {
 		file := "root:x:0:0:root:/root:/bin/bash\n" + bad + "\n" + passwd
 		log := fakeGetent(t, nssAnswersScript, debianNSS, file)
@@ -182,20 +189,62 @@ func TestNSSHomeAsksGetentForOthers(t *testing.T) {
 func TestNSSHomeAnswersExpire(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "online")
 	log := fakeGetent(t, `if [ -e `+state+` ]; then echo 'ldapuser:*:5000:5000::/home/ldapuser:/bin/sh'; else exit 2; fi`, debianNSS, passwd)
-	clock := time.Unix(1e9, 0)
-	oldNow := now
-	now = func() time.Time { return clock }
-	t.Cleanup(func() { now = oldNow })
+	clock := fakeClock(t)
 	mustUnknown(t, "ldapuser")
 	if err := os.WriteFile(state, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	clock = clock.Add(nssAnswerTTL - time.Millisecond)
+	*clock = clock.Add(nssAnswerTTL - time.Millisecond)
 	mustUnknown(t, "ldapuser") // still kept
-	clock = clock.Add(time.Millisecond)
+	*clock = clock.Add(time.Millisecond)
 	mustHome(t, "ldapuser", false, "/home/ldapuser")
 	if c := calls(t, log); len(c) != 2 {
 		t.Fatalf("getent asked %q, want twice", c)
+	}
+}
+
+// fakeClock makes now a clock the test moves.
+func fakeClock(t *testing.T) *time.Time {
+	clock := time.Unix(1e9, 0)
+	oldNow := now
+	now = func() time.Time { return clock }
+	t.Cleanup(func() { now = oldNow })
+	return &clock
+}
+
+// A user found before keeps that home while the name services fail (an
+// LDAP gone offline), and is asked again once they answer.
+func TestNSSHomeKeptWhileServicesFail(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "offline")
+	log := fakeGetent(t, `if [ -e `+state+` ]; then exit 1; fi; echo 'ldapuser:*:5000:5000::/home/ldapuser:/bin/sh'`, debianNSS, passwd)
+	clock := fakeClock(t)
+	mustHome(t, "ldapuser", false, "/home/ldapuser")
+	if err := os.WriteFile(state, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		*clock = clock.Add(nssAnswerTTL)
+		mustHome(t, "ldapuser", false, "/home/ldapuser")
+	}
+	if c := calls(t, log); len(c) != 4 {
+		t.Fatalf("getent asked %q, want once a %v", c, nssAnswerTTL)
+	}
+}
+
+// A name getent would read as a user's number (getent passwd 1001 gives
+// uid 1001, while git asks for the user named "1001"), or longer than a
+// user name can be, is not asked: an error, which the plan tells.
+func TestNSSHomeNamesGetentCannotAsk(t *testing.T) {
+	log := fakeGetent(t, nssAnswersScript, "passwd: sss files\n", passwd)
+	for _, key := range []string{"1001", "0", " 0", "+0", "-1", "00", strings.Repeat("a", 256)} {
+		if home, err := nssHome(key, false); err == nil {
+			t.Errorf("%q: home %q, want an error", key, home)
+		}
+	}
+	mustHome(t, "5000", true, "/home/ldap/ldapuser") // a number, asked as one
+	mustUnknown(t, "1x")                             // a name, asked as one
+	if c := calls(t, log); strings.Join(c, "|") != "passwd -- 5000|passwd -- 1x" {
+		t.Fatalf("getent asked %q", c)
 	}
 }
 
@@ -230,7 +279,8 @@ func TestNSSHomeTakesTheServicesEntry(t *testing.T) {
 
 // An answer that is no passwd entry, a getent that fails, or one that
 // does not answer in time is an error (the plan says it cannot find that
-// home), and is asked again next time.
+// home), kept as an answer is: a name service that does not answer holds
+// one question, not each plan's (fresh-eyes review: 384 s a command).
 func TestNSSHomeBadAnswers(t *testing.T) {
 	for _, c := range []struct{ name, body, want string }{
 		{"not an entry", "echo hello", "not a passwd entry"},
@@ -243,14 +293,18 @@ func TestNSSHomeBadAnswers(t *testing.T) {
 			old := getentTimeout
 			getentTimeout = 300 * time.Millisecond
 			defer func() { getentTimeout = old }()
-			for range 2 {
+			clock := fakeClock(t)
+			for i := range 3 {
+				if i == 2 {
+					*clock = clock.Add(nssAnswerTTL)
+				}
 				home, err := nssHome("someone", false)
 				if err == nil || !strings.Contains(err.Error(), c.want) {
 					t.Fatalf("home %q, error %v; want one that says %q", home, err, c.want)
 				}
 			}
 			if n := len(calls(t, log)); n != 2 {
-				t.Fatalf("getent asked %d times, want 2 (a failure is not kept)", n)
+				t.Fatalf("getent asked %d times, want 2 (a failure kept %v, no longer)", n, nssAnswerTTL)
 			}
 		})
 	}
@@ -305,4 +359,33 @@ func TestNSSHomeAsGetentHere(t *testing.T) {
 	if a, err := askGetent("no-such-user-here", false); err != nil || a.known {
 		t.Fatalf("an unknown user: %+v, %v", a, err)
 	}
+}
+
+// A getent that does not answer in time is killed with what it started
+// (its process group): nothing of it is left running.
+func TestNSSHomeTimeoutKillsItsGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	fakeGetent(t, "sleep 30 & echo $! > "+pidFile+"; wait", debianNSS, passwd)
+	old := getentTimeout
+	getentTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { getentTimeout = old })
+	if _, err := nssHome("someone", false); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("a getent that does not answer: %v, want it killed", err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stat := "/proc/" + strings.TrimSpace(string(b)) + "/stat"
+	for range 100 {
+		s, err := os.ReadFile(stat)
+		if err != nil {
+			return // gone
+		}
+		if f := strings.Fields(string(s)); len(f) > 2 && f[2] == "Z" {
+			return // dead, its reaper not yet there
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("what the getent started still runs (%s)", stat)
 }

@@ -53,6 +53,7 @@ type gitSurvey struct {
 	common    map[string]string // each gitdir's common directory, once looked at
 	gitdirs   []string          // gitdirs and common directories found
 	protect   []string          // paths to keep read-only
+	kept      map[string]bool   // protect, as a set
 	makeDirs  []string          // absent directories to make so that they can be covered
 	makeFiles []string          // absent files to make (empty) so that they can be covered
 	hookDirs  []string          // directories git takes hooks from
@@ -66,6 +67,10 @@ type gitSurvey struct {
 	items  map[string]string
 	noted  map[string]bool
 	parsed map[string][]gitEntry
+	// includes counts the included files read (see maxIncludes); ranks
+	// the next rank of each entry's item key (see entry).
+	includes int
+	ranks    map[string]int
 	// global is the user's own configuration (~/.gitconfig and
 	// ~/.config/git/config), which every repository reads.
 	global []gitEntry
@@ -126,7 +131,7 @@ func newGitSurvey(roots []string, home string, commit bool, fc *fence, commandEn
 	for _, e := range s.global {
 		if e.key == "core.hookspath" {
 			if p := s.fc.expand(e.value, home); filepath.IsAbs(p) {
-				s.hooksPath(filepath.Clean(p))
+				s.hooksPath(physical(s.fc, p))
 			}
 		}
 	}
@@ -166,7 +171,11 @@ func (s *gitSurvey) inRoots(p string) bool {
 // keep adds p to the paths kept read-only, when it lies in a writable
 // root (everything else is read-only already).
 func (s *gitSurvey) keep(p string) {
-	if p != "" && s.inRoots(p) && !slices.Contains(s.protect, p) {
+	if p != "" && !s.kept[p] && s.inRoots(p) {
+		if s.kept == nil {
+			s.kept = map[string]bool{}
+		}
+		s.kept[p] = true
 		s.protect = append(s.protect, p)
 	}
 }
@@ -683,10 +692,19 @@ func (s *gitSurvey) entry(file string, e gitEntry, base string) {
 		// Each file's entries are noted once, however many worktrees
 		// read it; the same key twice in a file is told apart by its rank.
 		key := file + ": " + e.key
-		for i := 2; ; i++ {
-			if _, dup := s.items[key]; !dup {
-				break
+		if _, dup := s.items[key]; dup {
+			// The next rank of this key, kept: a file with a hundred
+			// thousand of one key is not searched through for each.
+			if s.ranks == nil {
+				s.ranks = map[string]int{}
 			}
+			i := max(s.ranks[key], 2)
+			for ; ; i++ {
+				if _, dup := s.items[fmt.Sprintf("%s: %s (#%d)", file, e.key, i)]; !dup {
+					break
+				}
+			}
+			s.ranks[key] = i + 1
 			key = fmt.Sprintf("%s: %s (#%d)", file, e.key, i)
 		}
 		s.items[key] = e.value
@@ -852,6 +870,10 @@ func (s *gitSurvey) hooksPath(dir string) {
 	s.keepDir(dir)
 }
 
+// maxIncludes bounds the included files one survey reads, each time one
+// is included counted.
+const maxIncludes = 512
+
 // readConfig parses the configuration file path and the files it
 // includes (at most 10 deep, as git), calling each with every entry. The
 // files themselves are kept, included ones too: an include names a file
@@ -863,6 +885,14 @@ func (s *gitSurvey) readConfig(path string, depth int, each func(file string, e 
 	for _, e := range s.parse(path) {
 		each(path, e)
 		if e.key == "include.path" || strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path") {
+			if s.includes++; s.includes > maxIncludes {
+				// A file that includes itself twice is read 2¹⁰ times
+				// over (git refuses it: too deep), a thousand includes
+				// of a file as often (fresh-eyes review: 16 s a
+				// command).
+				s.items["includes"] = fmt.Sprintf("git's configuration includes files more than %d times (a file that includes itself, or thousands of includes): those past it were not read, so what git would take from them is not checked or told (read the configuration before running git there)", maxIncludes)
+				return
+			}
 			// git reads it by this path, and resolves its own includes
 			// from its folder (red team 25: not from where a link there
 			// leads); it is covered where it really is.

@@ -1290,25 +1290,38 @@ func realDir(path, base, what string) (string, error) {
 	return real, nil
 }
 
-// expand replaces a leading "~" by home (when home is known).
+// expand replaces a leading "~" by home (when home is known), and
+// "~user" by that user's home.
 func expand(p, home string) string {
 	return expandWith(p, home, func(name string) (string, error) { return UserHome(name, false) })
 }
 
-// expandWith is expand, with the homes of ~user/ from userHome.
+// expandWith is expand, with the homes of ~user/ from userHome. It
+// expands as git does (interpolate_path): the home, then the rest as it
+// is — not cleaned: a ".." after a link is the link target's parent to
+// git (fresh-eyes review: ~root/../ws/lnk/../hooks, cleaned as text, was
+// another folder than git's), which resolvePath follows. A home the
+// database gives empty is "" to git too (~nohome/tmp/h is /tmp/h).
 func expandWith(p, home string, userHome func(name string) (string, error)) string {
-	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
-		return filepath.Join(home, p[1:])
+	if !strings.HasPrefix(p, "~") {
+		return p
 	}
 	// ~user/ and ~user as git expands them (red team 25: Debian's user
 	// sys has /dev for its home, so ~sys/shm/h is /dev/shm/h to git;
 	// fresh-eyes review: core.hooksPath = ~victim is victim's home).
-	if name, rest, _ := strings.Cut(p[min(1, len(p)):], "/"); strings.HasPrefix(p, "~") && name != "" {
-		if h, err := userHome(name); err == nil && h != "" {
-			return filepath.Join(h, rest)
+	name, _, _ := strings.Cut(p[1:], "/")
+	rest := p[1+len(name):] // "" or from the slash on
+	if name == "" {
+		if home == "" {
+			return p // git expands nothing, and fails
 		}
+		return home + rest
 	}
-	return p
+	h, err := userHome(name)
+	if err != nil {
+		return p
+	}
+	return h + rest
 }
 
 // envValues are the values of the variable name, this program's and the
@@ -1367,14 +1380,34 @@ func homesOf(home string) []string {
 }
 
 // accountHome is the home the password database gives this process's
-// user ("" where it gives none), looked up once.
-var accountHome = sync.OnceValue(func() string {
-	h, err := UserHome(strconv.Itoa(os.Getuid()), true)
-	if err != nil || !filepath.IsAbs(h) {
+// user ("" where it gives none), looked up once it answers: a lookup that
+// failed (a name service offline) is tried again at the next plan, not
+// taken for the server's life.
+var accountHome = func() string {
+	accountHomes.mu.Lock()
+	known, home := accountHomes.known, accountHomes.home
+	accountHomes.mu.Unlock()
+	if known {
+		return home
+	}
+	h, err := UserHome(strconv.Itoa(os.Getuid()), true) // without the lock: it may take seconds
+	if err != nil && !unknownUser(err) {
 		return ""
 	}
-	return filepath.Clean(h)
-})
+	if err == nil && filepath.IsAbs(h) {
+		home = filepath.Clean(h)
+	}
+	accountHomes.mu.Lock()
+	accountHomes.known, accountHomes.home = true, home
+	accountHomes.mu.Unlock()
+	return home
+}
+
+var accountHomes struct {
+	mu    sync.Mutex
+	known bool
+	home  string
+}
 
 // storeVars name, for a deny_read entry, the variables that move that
 // store elsewhere: a tool reads it where they say (a CI step's

@@ -49,8 +49,9 @@ func DatabaseHome(key string, byID bool) (string, error) {
 // thousands held every later command for seconds (fresh-eyes review of
 // the static build). No configuration a person writes names that many;
 // past the bound the word is left as it is, and that is told (see
-// homeMemo.told). So once the lookups have taken maxHomeTime: a name
-// service that does not answer holds each name until its timeout.
+// homeMemo.told). So once the lookups have taken maxHomeTime, or one
+// failed: a name service that does not answer holds each name until its
+// timeout.
 const (
 	maxHomeNames = 32
 	maxHomeTime  = time.Second
@@ -106,11 +107,20 @@ func (m *homeMemo) userHome(name string) (string, error) {
 		m.answers = map[string]homeAnswer{}
 	}
 	if _, again := m.answers[name]; !again {
-		m.spent += time.Since(start)
-		if err != nil && !unknownUser(err) && len(m.failed) < 3 {
+		took := time.Since(start)
+		m.spent += took
+		if err != nil && !unknownUser(err) {
 			// The word stays as it is, while git, once the name
-			// services answer, expands it: told.
-			m.failed = append(m.failed, fmt.Sprintf("%.64q: %.200v", "~"+name, err))
+			// services answer, expands it: told. And after a slow
+			// failure (a name service that timed out), no other name
+			// is asked: it would hold each (fresh-eyes review: 10 s a
+			// command).
+			if len(m.failed) < 3 {
+				m.failed = append(m.failed, fmt.Sprintf("%.64q: %.200v", "~"+name, err))
+			}
+			if took >= maxHomeTime/4 {
+				m.spent = max(m.spent, maxHomeTime)
+			}
 		}
 	}
 	m.answers[name] = homeAnswer{home, err}

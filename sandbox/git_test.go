@@ -1479,13 +1479,14 @@ func TestHooksPathTildeAsGit(t *testing.T) {
 	}
 }
 
-// TestConfigIncludingItself: a configuration that includes itself twice
-// (2¹⁰ readings to depth 10) is read up to a bound, and that is told
+// TestConfigIncludingItself: a configuration that includes itself three
+// times (3¹⁰ readings to depth 10) is read up to a bound, by the survey
+// and by the search for repositories (gitdirSettings), and that is told
 // (fresh-eyes review: 8–16 s every later command).
 func TestConfigIncludingItself(t *testing.T) {
 	g := newGitTree(t)
 	g.repo(t, "")
-	g.write(t, ".git/loop", "[include]\n\tpath = loop\n[include]\n\tpath = loop\n[core]\n\tpager = ./p.sh\n", 0o644)
+	g.write(t, ".git/loop", strings.Repeat("[include]\n\tpath = loop\n", 3)+"[core]\n\tpager = ./p.sh\n", 0o644)
 	g.git(t, "", "config", "include.path", "loop")
 	news := g.watch(t).Since(GitState{})
 	for _, want := range []string{"includes = git's configuration includes files more than", "/.git/loop: core.pager = ./p.sh"} {

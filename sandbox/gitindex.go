@@ -197,14 +197,27 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
 	}
 	home, _ := os.UserHomeDir()
 	var entries []gitEntry
+	// Each file parsed once, and at most maxIncludes includes followed
+	// (a file that includes itself twice is 2¹⁰ readings: fresh-eyes
+	// review); past them, the survey reading the same files tells it.
+	parsed := map[string][]gitEntry{}
+	includes := 0
 	var read func(path string, depth int)
 	read = func(path string, depth int) {
 		if depth > 10 {
 			return
 		}
-		for _, e := range readGitConfig(fc, path) {
+		es, ok := parsed[path]
+		if !ok {
+			es = readGitConfig(fc, path)
+			parsed[path] = es
+		}
+		for _, e := range es {
 			entries = append(entries, e)
 			if e.key == "include.path" || strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path") {
+				if includes++; includes > maxIncludes {
+					return
+				}
 				read(resolvePath(fc, e.value, filepath.Dir(path), home), depth+1)
 			}
 		}

@@ -92,7 +92,13 @@ func newGitSurvey(roots []string, home string, commit bool, fc *fence, commandEn
 		}
 	}
 	for _, f := range users {
-		s.readConfig(f, 0, func(file string, e gitEntry) {
+		s.readConfig(f, 0, func(file string, e gitEntry, again bool) {
+			if again {
+				if e.key == "core.hookspath" {
+					s.global = append(s.global, e) // the last one counts
+				}
+				return
+			}
 			s.entry(file, e, "")
 			s.global = append(s.global, e)
 			if !slices.Contains(s.globalFiles, file) {
@@ -665,12 +671,14 @@ func (s *gitSurvey) configs(g, common, w string, local []gitEntry) {
 	}
 	var read []string
 	for _, f := range files {
-		s.readConfig(f, 0, func(file string, e gitEntry) {
+		s.readConfig(f, 0, func(file string, e gitEntry, again bool) {
 			if e.key == "core.hookspath" {
 				hooksPath = e.value
 			}
-			s.entry(file, e, base)
-			read = append(read, file)
+			if !again {
+				s.entry(file, e, base)
+				read = append(read, file)
+			}
 		})
 	}
 	for _, f := range read {
@@ -875,24 +883,30 @@ func (s *gitSurvey) hooksPath(dir string) {
 const maxIncludes = 512
 
 // readConfig parses the configuration file path and the files it
-// includes (at most 10 deep, as git), calling each with every entry. The
-// files themselves are kept, included ones too: an include names a file
-// git reads as configuration.
-func (s *gitSurvey) readConfig(path string, depth int, each func(file string, e gitEntry)) {
-	if depth > 10 {
+// includes (at most 10 deep, as git), calling each with every entry, in
+// git's order; again says the file was read before in this walk (a file
+// included twice: its entries are noted once — fresh-eyes review: one
+// included 512 times made a million items — and each sees them again for
+// what the last one sets). A file that includes itself, which git refuses,
+// is not read again inside itself. The files themselves are kept,
+// included ones too: an include names a file git reads as configuration;
+// past maxIncludes an include is kept, not read, and that is told after
+// every command.
+func (s *gitSurvey) readConfig(path string, depth int, each func(file string, e gitEntry, again bool)) {
+	s.walkConfig(path, depth, each, map[string]bool{}, map[string]bool{})
+}
+
+func (s *gitSurvey) walkConfig(path string, depth int, each func(file string, e gitEntry, again bool), open, read map[string]bool) {
+	if depth > 10 || open[path] {
 		return
 	}
+	open[path] = true
+	defer delete(open, path)
+	again := read[path]
+	read[path] = true
 	for _, e := range s.parse(path) {
-		each(path, e)
+		each(path, e, again)
 		if e.key == "include.path" || strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path") {
-			if s.includes++; s.includes > maxIncludes {
-				// A file that includes itself twice is read 2¹⁰ times
-				// over (git refuses it: too deep), a thousand includes
-				// of a file as often (fresh-eyes review: 16 s a
-				// command).
-				s.items["includes"] = fmt.Sprintf("git's configuration includes files more than %d times (a file that includes itself, or thousands of includes): those past it were not read, so what git would take from them is not checked or told (read the configuration before running git there)", maxIncludes)
-				return
-			}
 			// git reads it by this path, and resolves its own includes
 			// from its folder (red team 25: not from where a link there
 			// leads); it is covered where it really is.
@@ -906,10 +920,22 @@ func (s *gitSurvey) readConfig(path string, depth int, each func(file string, e 
 			} else {
 				s.keep(real) // absent: reported if it appears (see GitState)
 			}
-			s.readConfig(inc, depth+1, each)
+			if s.includes++; s.includes > maxIncludes {
+				// Thousands of includes were read as often (fresh-eyes
+				// review: 16 s a command); this one is kept, unread.
+				if _, told := s.items[boundIncludesKey]; !told {
+					s.items[boundIncludesKey] = fmt.Sprintf("git's configuration includes files more than %d times: those past it (%s, …) were kept read-only where commands could write them but not read, so what git would take from them is not checked or told (read the configuration before running git there)", maxIncludes, inc)
+				}
+				continue
+			}
+			s.walkConfig(inc, depth+1, each, open, read)
 		}
 	}
 }
+
+// boundIncludesKey is the item of includes past maxIncludes: a bound,
+// told after every command while it lasts (see Unchecked).
+const boundIncludesKey = "bound includes"
 
 // inGitdir reports whether p lies in a gitdir already found.
 func (s *gitSurvey) inGitdir(p string) bool {
@@ -1230,7 +1256,7 @@ func (s *gitSurvey) tellRefused() {
 		s.items[fencedKey+p] = why
 	}
 	if why := s.fc.homes.told(); why != "" {
-		s.items["users' homes"] = why
+		s.items["bound users' homes"] = why
 		s.notes = append(s.notes, why)
 	}
 }

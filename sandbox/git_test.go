@@ -1480,8 +1480,8 @@ func TestHooksPathTildeAsGit(t *testing.T) {
 }
 
 // TestConfigIncludingItself: a configuration that includes itself three
-// times (3¹⁰ readings to depth 10) is read up to a bound, by the survey
-// and by the search for repositories (gitdirSettings), and that is told
+// times (3¹⁰ readings to depth 10) is read once, by the survey and by the
+// search for repositories (gitdirSettings); git refuses it
 // (fresh-eyes review: 8–16 s every later command).
 func TestConfigIncludingItself(t *testing.T) {
 	g := newGitTree(t)
@@ -1489,9 +1489,63 @@ func TestConfigIncludingItself(t *testing.T) {
 	g.write(t, ".git/loop", strings.Repeat("[include]\n\tpath = loop\n", 3)+"[core]\n\tpager = ./p.sh\n", 0o644)
 	g.git(t, "", "config", "include.path", "loop")
 	news := g.watch(t).Since(GitState{})
-	for _, want := range []string{"includes = git's configuration includes files more than", "/.git/loop: core.pager = ./p.sh"} {
+	for _, want := range []string{"/.git/loop: core.pager = ./p.sh"} {
 		if !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, want) }) {
 			t.Errorf("%q is not told: %q", want, news)
 		}
+	}
+}
+
+// TestIncludesPastTheBound: an include past maxIncludes is kept read-only
+// though not read, the file's own entries after it are read, and the
+// bound is told after every command (fresh-eyes review: a file included
+// past the bound, written by a later command, ran its fsmonitor on the
+// host's git status, untold); a file included many times has its entries
+// noted once (a million items).
+func TestIncludesPastTheBound(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.write(t, ".git/empty", strings.Repeat("[alias]\n\tx = !./x.sh\n", 20), 0o644)
+	g.write(t, "inc.cfg", "", 0o644)
+	cfg := strings.Repeat("[include]\n\tpath = empty\n", maxIncludes+10) + "[include]\n\tpath = ../inc.cfg\n[core]\n\tpager = ./after.sh\n"
+	g.write(t, ".git/big", cfg, 0o644)
+	g.git(t, "", "config", "include.path", "big")
+	if plan := g.plan(t, nil); !slices.Contains(plan.Protected, g.ws+"/inc.cfg") {
+		t.Errorf("the include past the bound is not protected")
+	}
+	st := g.watch(t)
+	news := st.Since(GitState{})
+	if !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, "/.git/big: core.pager = ./after.sh") }) {
+		t.Errorf("the entry after the bound is not read (%d items)", len(news))
+	}
+	if n := len(slices.DeleteFunc(slices.Clone(news), func(n string) bool { return !strings.Contains(n, "/.git/empty: alias.x") })); n != 20 {
+		t.Errorf("a file included %d times gave %d items of its 20 entries", maxIncludes, n)
+	}
+	if u := st.Unchecked(GitState{}); !slices.ContainsFunc(u, func(n string) bool { return strings.Contains(n, "more than 512 times") }) {
+		t.Errorf("the bound is not told after every command: %q", u)
+	}
+}
+
+// TestHooksPathGitPrefix: %(prefix)/ is git's install prefix, as git
+// expands it in a path (fresh-eyes review: %(prefix)/../ws/hk was a
+// relative path to the plan, and hooks planted there ran on the host).
+func TestHooksPathGitPrefix(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	rel, err := filepath.Rel(gitPrefix(), g.ws+"/hk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.git(t, "", "config", "core.hooksPath", "%(prefix)/"+rel)
+	if plan := g.plan(t, nil); !slices.Contains(plan.Protected, g.ws+"/hk") {
+		t.Errorf("core.hooksPath = %%(prefix)/%s: %s is not protected: %v", rel, g.ws+"/hk", plan.Protected)
+	}
+	// And git itself reads it so.
+	out, err := exec.Command("git", "-C", g.ws, "rev-parse", "--git-path", "hooks").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := filepath.Clean(strings.TrimSpace(string(out))); got != g.ws+"/hk" {
+		t.Errorf("git's hooks folder is %s, the plan's %s", got, g.ws+"/hk")
 	}
 }

@@ -196,27 +196,35 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
 		}
 	}
 	home, _ := os.UserHomeDir()
-	var entries []gitEntry
-	// Each file parsed once, and at most maxIncludes includes followed
-	// (a file that includes itself twice is 2¹⁰ readings: fresh-eyes
-	// review); past them, the survey reading the same files tells it.
+	// The last value of each setting asked for, each file parsed once, a
+	// file not read again inside itself (git refuses it), and at most
+	// maxIncludes includes followed (a file that includes itself three
+	// times was 3¹⁰ readings: fresh-eyes review); past them, the survey
+	// reading the same files tells it.
+	last := map[string]string{}
 	parsed := map[string][]gitEntry{}
+	open := map[string]bool{}
 	includes := 0
 	var read func(path string, depth int)
 	read = func(path string, depth int) {
-		if depth > 10 {
+		if depth > 10 || open[path] {
 			return
 		}
+		open[path] = true
+		defer delete(open, path)
 		es, ok := parsed[path]
 		if !ok {
 			es = readGitConfig(fc, path)
 			parsed[path] = es
 		}
 		for _, e := range es {
-			entries = append(entries, e)
+			switch e.key {
+			case "extensions.objectformat", "extensions.worktreeconfig", "core.worktree":
+				last[e.key] = e.value
+			}
 			if e.key == "include.path" || strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path") {
 				if includes++; includes > maxIncludes {
-					return
+					continue
 				}
 				read(resolvePath(fc, e.value, filepath.Dir(path), home), depth+1)
 			}
@@ -224,13 +232,13 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
 	}
 	read(filepath.Join(common, "config"), 0)
 	hashSize = 20
-	if strings.EqualFold(lastValue(entries, "extensions.objectformat"), "sha256") {
+	if strings.EqualFold(last["extensions.objectformat"], "sha256") {
 		hashSize = 32
 	}
-	if isGitTrue(lastValue(entries, "extensions.worktreeconfig")) {
+	if isGitTrue(last["extensions.worktreeconfig"]) {
 		read(filepath.Join(gitdir, "config.worktree"), 0)
 	}
-	if wt := lastValue(entries, "core.worktree"); wt != "" {
+	if wt := last["core.worktree"]; wt != "" {
 		worktree = resolvePath(fc, wt, gitdir, home)
 	}
 	return hashSize, worktree

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -1303,6 +1304,11 @@ func expand(p, home string) string {
 // another folder than git's), which resolvePath follows. A home the
 // database gives empty is "" to git too (~nohome/tmp/h is /tmp/h).
 func expandWith(p, home string, userHome func(name string) (string, error)) string {
+	if rest, ok := strings.CutPrefix(p, "%(prefix)/"); ok {
+		// git's own prefix (fresh-eyes review: %(prefix)/../ws/hk was
+		// /usr/../ws/hk to git, and a relative path to the plan).
+		return gitPrefix() + "/" + rest
+	}
 	if !strings.HasPrefix(p, "~") {
 		return p
 	}
@@ -1323,6 +1329,22 @@ func expandWith(p, home string, userHome func(name string) (string, error)) stri
 	}
 	return h + rest
 }
+
+// gitPrefix is the prefix git was installed under, which it gives
+// "%(prefix)/" in a path of its configuration: the folder above the bin/
+// holding the git that PATH finds (git's prefix, unless it was built to
+// find its prefix at run time, which puts it there too), else /usr.
+var gitPrefix = sync.OnceValue(func() string {
+	if g, err := exec.LookPath("git"); err == nil {
+		if r, err := filepath.EvalSymlinks(g); err == nil {
+			g = r
+		}
+		if bin := filepath.Dir(g); filepath.Base(bin) == "bin" && filepath.IsAbs(bin) {
+			return filepath.Dir(bin)
+		}
+	}
+	return "/usr"
+})
 
 // envValues are the values of the variable name, this program's and the
 // one commands get (p.CommandEnv, where [env] set may give another), each

@@ -67,10 +67,11 @@ type gitSurvey struct {
 	items  map[string]string
 	noted  map[string]bool
 	parsed map[string][]gitEntry
-	// includes counts the included files read (see maxIncludes); ranks
+	// includes and rereads count the included files read, and read
+	// again (see maxIncludes); ranks
 	// the next rank of each entry's item key (see entry).
-	includes int
-	ranks    map[string]int
+	includes, rereads int
+	ranks             map[string]int
 	// global is the user's own configuration (~/.gitconfig and
 	// ~/.config/git/config), which every repository reads.
 	global []gitEntry
@@ -878,9 +879,14 @@ func (s *gitSurvey) hooksPath(dir string) {
 	s.keepDir(dir)
 }
 
-// maxIncludes bounds the included files one survey reads, each time one
-// is included counted.
-const maxIncludes = 512
+// maxIncludes bounds the included files one survey reads, each once a
+// walk; maxRereads how often it follows again the includes of files it
+// read already (a file included a thousand times, one that includes
+// itself three times).
+const (
+	maxIncludes = 512
+	maxRereads  = 1024
+)
 
 // readConfig parses the configuration file path and the files it
 // includes (at most 10 deep, as git), calling each with every entry, in
@@ -920,7 +926,17 @@ func (s *gitSurvey) walkConfig(path string, depth int, each func(file string, e 
 			} else {
 				s.keep(real) // absent: reported if it appears (see GitState)
 			}
-			if s.includes++; s.includes > maxIncludes {
+			if read[inc] {
+				// Read before in this walk: followed again only for
+				// the settings whose last value counts, a bounded
+				// number of times.
+				if s.rereads++; s.rereads > maxRereads {
+					if _, told := s.items[boundIncludesKey]; !told {
+						s.items[boundIncludesKey] = fmt.Sprintf("git's configuration includes files again more than %d times (%s, …): those past it were not followed again, so which core.hooksPath they set last is not checked (read the configuration before running git there)", maxRereads, inc)
+					}
+					continue
+				}
+			} else if s.includes++; s.includes > maxIncludes {
 				// Thousands of includes were read as often (fresh-eyes
 				// review: 16 s a command); this one is kept, unread.
 				if _, told := s.items[boundIncludesKey]; !told {

@@ -1496,9 +1496,9 @@ func TestConfigIncludingItself(t *testing.T) {
 	}
 }
 
-// TestIncludesPastTheBound: an include past maxIncludes is kept read-only
-// though not read, the file's own entries after it are read, and the
-// bound is told after every command (fresh-eyes review: a file included
+// TestIncludesPastTheBound: an include past maxIncludes distinct files is
+// kept read-only though not read, the file's own entries after it are
+// read, and the bound is told after every command (fresh-eyes review: a file included
 // past the bound, written by a later command, ran its fsmonitor on the
 // host's git status, untold); a file included many times has its entries
 // noted once (a million items).
@@ -1507,8 +1507,13 @@ func TestIncludesPastTheBound(t *testing.T) {
 	g.repo(t, "")
 	g.write(t, ".git/empty", strings.Repeat("[alias]\n\tx = !./x.sh\n", 20), 0o644)
 	g.write(t, "inc.cfg", "", 0o644)
-	cfg := strings.Repeat("[include]\n\tpath = empty\n", maxIncludes+10) + "[include]\n\tpath = ../inc.cfg\n[core]\n\tpager = ./after.sh\n"
-	g.write(t, ".git/big", cfg, 0o644)
+	var cfg strings.Builder
+	for i := range maxIncludes + 10 {
+		g.write(t, fmt.Sprintf(".git/inc%d", i), "", 0o644)
+		fmt.Fprintf(&cfg, "[include]\n\tpath = inc%d\n[include]\n\tpath = empty\n", i)
+	}
+	cfg.WriteString("[include]\n\tpath = ../inc.cfg\n[core]\n\tpager = ./after.sh\n")
+	g.write(t, ".git/big", cfg.String(), 0o644)
 	g.git(t, "", "config", "include.path", "big")
 	if plan := g.plan(t, nil); !slices.Contains(plan.Protected, g.ws+"/inc.cfg") {
 		t.Errorf("the include past the bound is not protected")
@@ -1519,7 +1524,7 @@ func TestIncludesPastTheBound(t *testing.T) {
 		t.Errorf("the entry after the bound is not read (%d items)", len(news))
 	}
 	if n := len(slices.DeleteFunc(slices.Clone(news), func(n string) bool { return !strings.Contains(n, "/.git/empty: alias.x") })); n != 20 {
-		t.Errorf("a file included %d times gave %d items of its 20 entries", maxIncludes, n)
+		t.Errorf("a file included %d times gave %d items of its 20 entries", maxIncludes+10, n)
 	}
 	if u := st.Unchecked(GitState{}); !slices.ContainsFunc(u, func(n string) bool { return strings.Contains(n, "more than 512 times") }) {
 		t.Errorf("the bound is not told after every command: %q", u)
@@ -1547,5 +1552,22 @@ func TestHooksPathGitPrefix(t *testing.T) {
 	}
 	if got := filepath.Clean(strings.TrimSpace(string(out))); got != g.ws+"/hk" {
 		t.Errorf("git's hooks folder is %s, the plan's %s", got, g.ws+"/hk")
+	}
+}
+
+// TestIncludeAfterRereads: a file included hundreds of times counts once
+// toward the bound: an include after them is read (fresh-eyes review: 600
+// includes of an empty file, then an absent one a later command wrote
+// with a core.fsmonitor, untold).
+func TestIncludeAfterRereads(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.write(t, ".git/empty", "", 0o644)
+	g.write(t, ".git/big", strings.Repeat("[include]\n\tpath = empty\n", 600)+"[include]\n\tpath = ../inc.cfg\n", 0o644)
+	g.git(t, "", "config", "include.path", "big")
+	before := g.watch(t)
+	g.write(t, "inc.cfg", "[core]\n\tfsmonitor = ./evil.sh\n", 0o644)
+	if news := g.watch(t).Since(before); !slices.ContainsFunc(news, func(n string) bool { return strings.Contains(n, "/inc.cfg: core.fsmonitor = ./evil.sh") }) {
+		t.Errorf("the include after 600 rereads is not read: %q", news)
 	}
 }

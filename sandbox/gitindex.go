@@ -198,13 +198,14 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
 	home, _ := os.UserHomeDir()
 	// The last value of each setting asked for, each file parsed once, a
 	// file not read again inside itself (git refuses it), and at most
-	// maxIncludes includes followed (a file that includes itself three
-	// times was 3¹⁰ readings: fresh-eyes review); past them, the survey
+	// maxIncludes files and maxRereads readings again followed (a file
+	// that includes itself three times was 3¹⁰ readings: fresh-eyes
+	// review); past them, the survey
 	// reading the same files tells it.
 	last := map[string]string{}
 	parsed := map[string][]gitEntry{}
 	open := map[string]bool{}
-	includes := 0
+	includes, rereads := 0, 0
 	var read func(path string, depth int)
 	read = func(path string, depth int) {
 		if depth > 10 || open[path] {
@@ -223,10 +224,15 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
 				last[e.key] = e.value
 			}
 			if e.key == "include.path" || strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path") {
-				if includes++; includes > maxIncludes {
+				inc := resolvePath(fc, e.value, filepath.Dir(path), home)
+				if _, again := parsed[inc]; again {
+					if rereads++; rereads > maxRereads {
+						continue
+					}
+				} else if includes++; includes > maxIncludes {
 					continue
 				}
-				read(resolvePath(fc, e.value, filepath.Dir(path), home), depth+1)
+				read(inc, depth+1)
 			}
 		}
 	}

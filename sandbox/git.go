@@ -658,10 +658,15 @@ func (s *gitSurvey) configs(g, common, w string, local []gitEntry) {
 			s.keepFile(filepath.Join(g, "config.worktree"))
 		}
 	}
-	hooksPath := ""
+	// Every core.hooksPath read, in git's order: the last is git's where
+	// each include's condition holds, and an earlier one where a false
+	// includeIf skips the later ones (fresh-eyes review: the one in an
+	// includeIf "onbranch:nope" was covered, git's was not). Each is
+	// covered, the last always, at most maxHooksPaths in all.
+	var hooksPaths []string
 	for _, e := range s.global {
 		if e.key == "core.hookspath" {
-			hooksPath = e.value
+			hooksPaths = append(hooksPaths, e.value)
 		}
 		// The user's own settings name programs too, relative ones
 		// from each work tree (red team 27: a global core.fsmonitor =
@@ -674,7 +679,7 @@ func (s *gitSurvey) configs(g, common, w string, local []gitEntry) {
 	for _, f := range files {
 		s.readConfig(f, 0, func(file string, e gitEntry, again bool) {
 			if e.key == "core.hookspath" {
-				hooksPath = e.value
+				hooksPaths = append(hooksPaths, e.value)
 			}
 			if !again {
 				s.entry(file, e, base)
@@ -685,11 +690,30 @@ func (s *gitSurvey) configs(g, common, w string, local []gitEntry) {
 	for _, f := range read {
 		s.noted[f] = true
 	}
-	if hooksPath != "" {
-		dir := resolvePath(s.fc, hooksPath, base, s.home)
-		s.hooksPath(dir)
+	if len(hooksPaths) == 0 {
+		return
+	}
+	last := hooksPaths[len(hooksPaths)-1]
+	seen := map[string]bool{}
+	for i, v := range hooksPaths {
+		if seen[v] || v == "" {
+			continue
+		}
+		if len(seen) >= maxHooksPaths && i != len(hooksPaths)-1 {
+			if !seen[last] {
+				s.hooksPath(resolvePath(s.fc, last, base, s.home))
+			}
+			s.items["bound hooks paths "+base] = fmt.Sprintf("git's configuration sets core.hooksPath more than %d ways: the last is covered, and the first %d, not the others (an includeIf whose condition is false makes git take an earlier one; read the configuration before running git there)", maxHooksPaths, maxHooksPaths)
+			return
+		}
+		seen[v] = true
+		s.hooksPath(resolvePath(s.fc, v, base, s.home))
 	}
 }
+
+// maxHooksPaths bounds the core.hooksPath values covered for one work
+// tree (each a mount).
+const maxHooksPaths = 16
 
 // entry notes a configuration entry that runs a program, and keeps the
 // files its value names by path.

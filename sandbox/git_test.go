@@ -1571,3 +1571,25 @@ func TestIncludeAfterRereads(t *testing.T) {
 		t.Errorf("the include after 600 rereads is not read: %q", news)
 	}
 }
+
+// TestHooksPathEveryValueCovered: each core.hooksPath the configuration
+// sets is covered, not only the last read: an includeIf whose condition
+// is false makes git take an earlier one (fresh-eyes review: the hooks of
+// hk-evil ran on the host, hk-benign, in an includeIf "onbranch:nope",
+// was the one covered).
+func TestHooksPathEveryValueCovered(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.write(t, ".git/benign.cfg", "[core]\n\thooksPath = hk-benign\n", 0o644)
+	g.git(t, "", "config", "core.hooksPath", "hk-evil")
+	g.git(t, "", "config", "includeIf.onbranch:nope.path", "benign.cfg")
+	if out, err := exec.Command("git", "-C", g.ws, "config", "core.hooksPath").Output(); err != nil || strings.TrimSpace(string(out)) != "hk-evil" {
+		t.Fatalf("git's core.hooksPath: %q, %v; want hk-evil", out, err)
+	}
+	plan := g.plan(t, nil)
+	for _, d := range []string{g.ws + "/hk-evil", g.ws + "/hk-benign"} {
+		if !slices.Contains(plan.Protected, d) {
+			t.Errorf("%s is not protected: %v", d, plan.Protected)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -157,13 +158,26 @@ const gitRunningNote = "Git: the session still runs, and may change the reposito
 
 // gitPartialNote says what the survey could not check from the start.
 func gitPartialNote(partial []string) string {
-	return "Git: the check of the repositories under the writable roots is partial here, as it was before any command ran: " + joinEscaped(partial) + ". A repository there that a command makes or changes is not checked: look at any before running git in it (git add -A records one it finds as a submodule, which git status then enters)."
+	return "Git: the check of the repositories under the writable roots is partial here, as it was before any command ran: " + listCapped(partial) + ". A repository there that a command makes or changes is not checked: look at any before running git in it (git add -A records one it finds as a submodule, which git status then enters)."
 }
 
 // gitNote says what appeared, for the model and the person.
 func gitNote(news []string) string {
-	return "Git: this appeared in a repository under the writable roots, and is not among the settings known to be harmless: it may make git run a program there, as the user, outside the sandbox (or say what could not be checked); check it before running git in that repository: " + joinEscaped(news) + "."
+	return "Git: this appeared in a repository under the writable roots, and is not among the settings known to be harmless: it may make git run a program there, as the user, outside the sandbox (or say what could not be checked); check it before running git in that repository: " + listCapped(news) + "."
 }
+
+// listCapped joins at most maxNoteItems of items, escaped, and says how
+// many more there are (a command that wrote ten thousand aliases made a
+// note of a megabyte); the audit log, where one is kept, has them all.
+func listCapped(items []string) string {
+	if len(items) <= maxNoteItems {
+		return joinEscaped(items)
+	}
+	return joinEscaped(items[:maxNoteItems]) + fmt.Sprintf("; and %d more like them (the audit log, where one is kept, lists them all; git config --list --show-origin shows a repository's settings)", len(items)-maxNoteItems)
+}
+
+// maxNoteItems bounds the things one git note lists.
+const maxNoteItems = 50
 
 // joinEscaped joins what the survey found, each escaped: a path or a
 // value is the command's to choose, and a CR, an erase-line or a

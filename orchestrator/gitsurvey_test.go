@@ -460,3 +460,33 @@ func TestHooksLinkLocksNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestGitNoteBounded: a command that writes thousands of settings gets a
+// note of the first maxNoteItems and a count of the rest, not a note of a
+// megabyte; what could not be listed one by one (the core.fsmonitor past
+// sandbox's maxConfigItems) comes first.
+func TestGitNoteBounded(t *testing.T) {
+	notes := hostGitAfter(t, []string{
+		"git init -q sub && i=0; while [ $i -lt 5000 ]; do printf '[alias]\\n\\ta%d = !true\\n' $i; i=$((i+1)); done >> sub/.git/config && git -C sub config core.fsmonitor $EVIL",
+	}, []string{"-C", "sub", "status"})
+	var note string
+	for _, n := range notes {
+		if strings.HasPrefix(n, "Git: this appeared") {
+			note = n
+		}
+	}
+	if note == "" {
+		t.Fatalf("no note: %q", notes)
+	}
+	if len(note) > 64<<10 {
+		t.Errorf("the note is %d bytes", len(note))
+	}
+	if !strings.Contains(note, "more like them") {
+		t.Errorf("the note does not say how many more there are: %.400s", note)
+	}
+	// The core.fsmonitor, past the entries listed one by one, is in
+	// the folded item, which comes first.
+	if !strings.Contains(note, "sub/.git/config: ") || !strings.Contains(note, " more entries that are not known to be harmless") {
+		t.Errorf("the note does not tell the folded entries: %.600s", note)
+	}
+}

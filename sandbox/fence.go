@@ -33,6 +33,12 @@ type fence struct {
 	// homes are the users' homes looked up for ~name/ words (see
 	// homeMemo).
 	homes homeMemo
+	// config is what the survey has parsed of git's configuration (see
+	// configBudget).
+	config configBudget
+	// configs are the configuration files parsed, each once a survey
+	// (see readGitConfig).
+	configs map[string][]gitEntry
 }
 
 // fenceSets are the unreadable paths and the folders on the way to them,
@@ -244,6 +250,15 @@ func (f *fence) blocked(path string) bool {
 	}
 	_, _, hidden, _ := f.where(path)
 	return hidden
+}
+
+// budget is what is left of the survey's configBudget; without a fence,
+// a whole one for each file.
+func (f *fence) budget() *configBudget {
+	if f == nil {
+		return &configBudget{}
+	}
+	return &f.config
 }
 
 // open is openRegular(path), for a file the survey reads to tell what it

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
@@ -64,14 +66,17 @@ type gitSurvey struct {
 	fc *fence
 	// items are what makes git run a program (see GitState); noted are
 	// the configuration files whose entries are in it.
-	items  map[string]string
-	noted  map[string]bool
-	parsed map[string][]gitEntry
+	items map[string]string
+	noted map[string]bool
 	// includes and rereads count the included files read, and read
 	// again (see maxIncludes); ranks
 	// the next rank of each entry's item key (see entry).
 	includes, rereads int
-	ranks             map[string]int
+	// listed counts the configuration entries made items, folded those
+	// past maxConfigItems, a file each.
+	listed int
+	folded map[string]*foldedEntries
+	ranks  map[string]int
 	// global is the user's own configuration (~/.gitconfig and
 	// ~/.config/git/config), which every repository reads.
 	global []gitEntry
@@ -80,7 +85,7 @@ type gitSurvey struct {
 }
 
 func newGitSurvey(roots []string, home string, commit bool, fc *fence, commandEnv ...string) *gitSurvey {
-	s := &gitSurvey{trees: map[string]bool{}, common: map[string]string{}, roots: roots, home: home, commit: commit, fc: fc, seen: map[string]bool{}, items: map[string]string{}, noted: map[string]bool{}, parsed: map[string][]gitEntry{}}
+	s := &gitSurvey{trees: map[string]bool{}, common: map[string]string{}, roots: roots, home: home, commit: commit, fc: fc, seen: map[string]bool{}, items: map[string]string{}, noted: map[string]bool{}}
 	// The user's files as this program's git finds them, and as the
 	// commands' environment ([env] set) has their git find them.
 	users := userConfigs(home, os.Getenv)
@@ -722,6 +727,11 @@ func (s *gitSurvey) entry(file string, e gitEntry, base string) {
 		return
 	}
 	if !s.noted[file] {
+		if s.listed >= maxConfigItems {
+			s.fold(file, e)
+			return
+		}
+		s.listed++
 		// Each file's entries are noted once, however many worktrees
 		// read it; the same key twice in a file is told apart by its rank.
 		key := file + ": " + e.key
@@ -744,6 +754,39 @@ func (s *gitSurvey) entry(file string, e gitEntry, base string) {
 	}
 	s.programs(e, base)
 }
+
+// maxConfigItems bounds the configuration entries one survey lists one by
+// one; those past it are folded, a digest a file (see fold).
+const maxConfigItems = 4096
+
+// fold counts e among the entries of file past maxConfigItems and hashes
+// it in: what a command changes among them changes the digest, which is
+// told then.
+func (s *gitSurvey) fold(file string, e gitEntry) {
+	if s.folded == nil {
+		s.folded = map[string]*foldedEntries{}
+	}
+	f := s.folded[file]
+	if f == nil {
+		f = &foldedEntries{h: fnv.New64a()}
+		s.folded[file] = f
+	}
+	f.n++
+	f.h.Write([]byte(e.key))
+	f.h.Write([]byte{0})
+	f.h.Write([]byte(e.value))
+	f.h.Write([]byte{0})
+}
+
+// foldedEntries are the entries of one file past maxConfigItems.
+type foldedEntries struct {
+	n int
+	h hash.Hash64
+}
+
+// foldedKey starts the item of a file's folded entries: a bound, told
+// after every command while it lasts (see Unchecked).
+const foldedKey = "bound entries "
 
 // programs keeps the files e's value names by path (resolved from base, a
 // work tree: git runs them from there), and tells what they hold.
@@ -954,9 +997,12 @@ func (s *gitSurvey) walkConfig(path string, depth int, each func(file string, e 
 				// Read before in this walk: followed again only for
 				// the settings whose last value counts, a bounded
 				// number of times.
-				if s.rereads++; s.rereads > maxRereads {
+				// Each time charged by its entries (fresh-eyes
+				// review: a file of 100 000 included a thousand times
+				// took 49 s).
+				if s.rereads++; s.rereads > maxRereads || !s.fc.budget().spend(len(s.parse(inc))) {
 					if _, told := s.items[boundIncludesKey]; !told {
-						s.items[boundIncludesKey] = fmt.Sprintf("git's configuration includes files again more than %d times (%s, …): those past it were not followed again, so which core.hooksPath they set last is not checked (read the configuration before running git there)", maxRereads, inc)
+						s.items[boundIncludesKey] = fmt.Sprintf("git's configuration includes files again more than %d times, or more entries than the check reads for one command (%s, …): those past it were not followed again, so which core.hooksPath they set last is not checked (read the configuration before running git there)", maxRereads, inc)
 					}
 					continue
 				}
@@ -982,14 +1028,9 @@ func (s *gitSurvey) inGitdir(p string) bool {
 	return slices.ContainsFunc(s.gitdirs, func(g string) bool { return within(p, g) })
 }
 
-// parse reads a configuration file once per survey.
+// parse reads a configuration file once per survey (see readGitConfig).
 func (s *gitSurvey) parse(path string) []gitEntry {
-	if e, ok := s.parsed[path]; ok {
-		return e
-	}
-	e := readGitConfig(s.fc, path)
-	s.parsed[path] = e
-	return e
+	return readGitConfig(s.fc, path)
 }
 
 // readGitdirFile reads a .git file ("gitdir: PATH") and resolves PATH;
@@ -1295,6 +1336,12 @@ func (s *gitSurvey) tellRefused() {
 	for p, why := range s.fc.refused {
 		s.items[fencedKey+p] = why
 	}
+	for file, f := range s.folded {
+		s.items[foldedKey+file] = fmt.Sprintf("%d more entries that are not known to be harmless (digest %016x), past the %d this check lists one by one for a command: neither they nor the programs they name are checked or told one by one (read the file before running git there)", f.n, f.h.Sum64(), maxConfigItems)
+	}
+	for _, p := range s.fc.budget().unread {
+		s.items[unreadKey+p] = unreadWhy
+	}
 	if why := s.fc.homes.told(); why != "" {
 		s.items["bound users' homes"] = why
 		s.notes = append(s.notes, why)
@@ -1392,18 +1439,24 @@ const fencedHook = "a symbolic link to what is in a path commands cannot read: g
 // Len is the number of things in the state.
 func (s GitState) Len() int { return len(s.items) }
 
-// Since lists, sorted, what is in s and was not in before, or differs:
-// one line each, for people.
+// Since lists what is in s and was not in before, or differs: one line
+// each, for people; sorted, what the check could not list one by one (see
+// maxConfigItems) first, as a note may show only the first lines.
 func (s GitState) Since(before GitState) []string {
-	var out []string
+	var bounds, out []string
 	for k, v := range s.items {
 		if old, ok := before.items[k]; ok && old == v {
 			continue
 		}
-		out = append(out, gitLine(k, v))
+		if strings.HasPrefix(k, "bound ") {
+			bounds = append(bounds, gitLine(k, v))
+		} else {
+			out = append(out, gitLine(k, v))
+		}
 	}
+	slices.Sort(bounds)
 	slices.Sort(out)
-	return out
+	return append(bounds, out...)
 }
 
 // Unchecked lists, sorted, what s could not check — an index it could not
@@ -1442,6 +1495,10 @@ func gitLine(k, v string) string {
 		return "the folder " + strings.TrimPrefix(k, "unlisted ") + ": " + v
 	case strings.HasPrefix(k, fencedKey):
 		return "git reads " + strings.TrimPrefix(k, fencedKey) + ", which is " + v
+	case strings.HasPrefix(k, foldedKey):
+		return strings.TrimPrefix(k, foldedKey) + ": " + v
+	case strings.HasPrefix(k, unreadKey):
+		return strings.TrimPrefix(k, unreadKey) + ": " + v
 	case strings.HasSuffix(k, " points to"):
 		return fmt.Sprintf("%s %s (that repository's hooks and configuration now come from there)", k, v)
 	}

@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -23,10 +25,79 @@ const maxGitConfig = 8 << 20
 // the 1 MiB read then); it is always noteworthy.
 const tooLargeKey = "unified-exec.unread"
 
-// readGitConfig parses the configuration file at path (its first
-// maxGitConfig bytes, and tooLargeKey for the rest); nil when it cannot
-// be read.
+// configBudget bounds what one survey (a plan, a look after a command)
+// parses of git's configuration, whatever the number of files and their
+// names: a fresh-eyes review made an 8 MiB file of harmless entries cost
+// 5 s and 296 MB for every command, 32 hard links to it 152 s and 9 GB,
+// and a file included a thousand times 49 s. Past it a file is left
+// unread, in part or whole, and told (see unread).
+type configBudget struct {
+	bytes, entries int
+	// unread are the files left unread, in part or whole, past the
+	// budget or past maxGitConfig, each once.
+	unread []string
+}
+
+// maxSurveyConfigBytes and maxSurveyConfigEntries bound what one survey
+// parses of git's configuration files, rereadings of an included file
+// counted by its entries (a large repository's configuration, a branch
+// and a remote for each of thousands, holds some 10 000 entries).
+const (
+	maxSurveyConfigBytes   = 16 << 20
+	maxSurveyConfigEntries = 100_000
+)
+
+// left is what the budget lets the next file be read of.
+func (b *configBudget) left() (bytes, entries int) {
+	return min(maxGitConfig, maxSurveyConfigBytes-b.bytes), maxSurveyConfigEntries - b.entries
+}
+
+// spend charges n entries walked again (an included file's, read
+// before); false, charging nothing, when fewer are left.
+func (b *configBudget) spend(n int) bool {
+	if b.entries+n > maxSurveyConfigEntries {
+		return false
+	}
+	b.entries += n
+	return true
+}
+
+// leftUnread records that path was not read whole.
+func (b *configBudget) leftUnread(path string) {
+	if !slices.Contains(b.unread, path) {
+		b.unread = append(b.unread, path)
+	}
+}
+
+// unreadKey starts the item of a configuration file not read whole: a
+// bound, told after every command while it lasts (see Unchecked), one
+// item a file, so that a file a later command makes is told as well.
+const unreadKey = "bound configuration "
+
+// unreadWhy is what an unreadKey item says.
+const unreadWhy = "git's configuration here was not read whole (this check reads at most 8 MiB of a file, and 16 MiB or 100 000 entries of all the files it reads for one command): what git would take from the rest — a hooks folder, a program to run — is not checked or told (read the file before running git there)"
+
+// readGitConfig parses the configuration file at path, as much of it as
+// maxGitConfig and the fence's budget let be read, and tooLargeKey for the
+// rest (the file recorded as unread); nil when it cannot be read. With a
+// fence, each file is parsed once a survey, whoever asks (the survey, and
+// its search for the submodules an index records).
 func readGitConfig(fc *fence, path string) []gitEntry {
+	if fc == nil {
+		return parseConfigFile(nil, path)
+	}
+	if e, ok := fc.configs[path]; ok {
+		return e
+	}
+	if fc.configs == nil {
+		fc.configs = map[string][]gitEntry{}
+	}
+	e := parseConfigFile(fc, path)
+	fc.configs[path] = e
+	return e
+}
+
+func parseConfigFile(fc *fence, path string) []gitEntry {
 	// Read each time, not kept by the file's status: a write through a
 	// shared mapping to a page already dirty moves no change time (red
 	// team 26 had a survey keep a harmless reading of a config made
@@ -47,15 +118,28 @@ func readGitConfig(fc *fence, path string) []gitEntry {
 		return nil
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
+	budget := fc.budget()
+	bytes, entries := budget.left()
+	if bytes <= 0 || entries <= 0 {
+		budget.leftUnread(path)
+		return []gitEntry{{tooLargeKey, "this file was not read: the check's bound on what it reads of git's configuration for one command was spent before it"}}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(bytes)+1))
 	if err != nil {
 		return nil
 	}
-	if len(b) > maxGitConfig {
-		entries := parseGitConfig(string(b[:maxGitConfig]))
-		return append(entries, gitEntry{tooLargeKey, "what this file holds past 8 MiB was not read"})
+	cut := len(b) > bytes
+	if cut {
+		b = b[:bytes]
 	}
-	return parseGitConfig(string(b))
+	budget.bytes += len(b)
+	out, more := parseGitConfigMax(string(b), entries)
+	budget.entries += len(out)
+	if cut || more {
+		budget.leftUnread(path)
+		return append(out, gitEntry{tooLargeKey, fmt.Sprintf("what this file holds past its first %d bytes and %d entries was not read", len(b), len(out))})
+	}
+	return out
 }
 
 // parseGitConfig reads git's configuration syntax as git's own parser
@@ -72,14 +156,20 @@ func readGitConfig(fc *fence, path string) []gitEntry {
 // git makes of it is never guessed (red team 22 hid "[core] fsmonitor"
 // behind a byte order mark the skipped line swallowed).
 func parseGitConfig(text string) []gitEntry {
+	out, _ := parseGitConfigMax(text, -1)
+	return out
+}
+
+// parseGitConfigMax is parseGitConfig reading at most max entries (any
+// number where max < 0); more says there were more.
+func parseGitConfigMax(text string, max int) (out []gitEntry, more bool) {
 	r := configReader{s: text}
 	if strings.HasPrefix(text, "\xef\xbb\xbf") {
 		r.i = 3
 	}
-	var out []gitEntry
 	section := ""
-	refused := func() []gitEntry {
-		return append(out, gitEntry{unparsedKey, "git's reading of this file may differ from the survey's (git may refuse it)"})
+	refused := func() ([]gitEntry, bool) {
+		return append(out, gitEntry{unparsedKey, "git's reading of this file may differ from the survey's (git may refuse it)"}), false
 	}
 	comment := false
 	for {
@@ -87,7 +177,7 @@ func parseGitConfig(text string) []gitEntry {
 		switch {
 		case c == '\n':
 			if eof {
-				return out
+				return out, false
 			}
 			comment = false
 			continue
@@ -120,6 +210,9 @@ func parseGitConfig(text string) []gitEntry {
 		}
 		if i := strings.IndexByte(value, 0); i >= 0 {
 			value = value[:i]
+		}
+		if len(out) == max {
+			return out, true
 		}
 		out = append(out, gitEntry{key: key, value: value})
 	}

@@ -203,7 +203,7 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
 	// review); past them, the survey
 	// reading the same files tells it.
 	last := map[string]string{}
-	parsed := map[string][]gitEntry{}
+	parsed := map[string]bool{}
 	open := map[string]bool{}
 	includes, rereads := 0, 0
 	var read func(path string, depth int)
@@ -213,11 +213,8 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
 		}
 		open[path] = true
 		defer delete(open, path)
-		es, ok := parsed[path]
-		if !ok {
-			es = readGitConfig(fc, path)
-			parsed[path] = es
-		}
+		es := readGitConfig(fc, path)
+		parsed[path] = true
 		for _, e := range es {
 			switch e.key {
 			case "extensions.objectformat", "extensions.worktreeconfig", "core.worktree":
@@ -225,8 +222,8 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
 			}
 			if e.key == "include.path" || strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path") {
 				inc := resolvePath(fc, e.value, filepath.Dir(path), home)
-				if _, again := parsed[inc]; again {
-					if rereads++; rereads > maxRereads {
+				if parsed[inc] {
+					if rereads++; rereads > maxRereads || !fc.budget().spend(len(readGitConfig(fc, inc))) {
 						continue
 					}
 				} else if includes++; includes > maxIncludes {

@@ -1,0 +1,132 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// harmlessEntries is a configuration file of n entries git knows and the
+// survey does not (each noteworthy, none running anything).
+func harmlessEntries(n int) string {
+	return "[x]\n" + strings.Repeat("\ta = bcdef\n", n)
+}
+
+// TestConfigBudgetHardLinks: what a survey parses of git's configuration
+// is bounded whatever the files' names (fresh-eyes review: an 8 MiB file
+// included through 32 hard links cost 152 s and 9 GB every command), and
+// the files left unread are told after every command, each by name: a
+// core.fsmonitor in one past the bound is not lost.
+func TestConfigBudgetHardLinks(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.write(t, ".git/big", harmlessEntries(maxSurveyConfigEntries), 0o644)
+	// Written, not set through git: git reads every include each time.
+	cfg := "[include]\n\tpath = big\n"
+	for i := range 32 {
+		if err := os.Link(g.ws+"/.git/big", fmt.Sprintf("%s/.git/big%d", g.ws, i)); err != nil {
+			t.Fatal(err)
+		}
+		cfg += fmt.Sprintf("[include]\n\tpath = big%d\n", i)
+	}
+	g.write(t, ".git/late", "[core]\n\tfsmonitor = ./evil.sh\n", 0o644)
+	g.write(t, ".git/config", cfg+"[include]\n\tpath = late\n", 0o644)
+	plan := g.plan(t, nil)
+	if !slices.Contains(plan.Protected, g.ws+"/.git/late") {
+		t.Errorf("the include past the bound is not kept read-only: %v", plan.Protected)
+	}
+	st := g.watch(t)
+	// The listed entries, and one item for each file left unread.
+	if n := st.Len(); n > maxConfigItems+64+33 {
+		t.Errorf("the state holds %d items: the survey's bound (%d listed) does not hold", n, maxConfigItems)
+	}
+	u := st.Unchecked(GitState{})
+	for _, f := range []string{"/.git/late: ", "/.git/big31: "} {
+		if !slices.ContainsFunc(u, func(l string) bool { return strings.Contains(l, f) && strings.Contains(l, "not read whole") }) {
+			t.Errorf("%s, past the bound, is not told as unread after every command: %q", f, u)
+		}
+	}
+	// Within the budget, the file is read and what it sets is told.
+	g.write(t, ".git/config", "[include]\n\tpath = late\n", 0o644)
+	news := g.watch(t).Since(GitState{})
+	if !slices.ContainsFunc(news, func(l string) bool { return strings.Contains(l, "/.git/late: core.fsmonitor = ./evil.sh") }) {
+		t.Errorf("the file within the budget is not read: %q", news)
+	}
+}
+
+// TestConfigBudgetOneLargeFile: one file of harmless entries fills the
+// budget; a repository beside it is left unread, and told so, by name.
+func TestConfigBudgetOneLargeFile(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.write(t, ".git/big", harmlessEntries(maxSurveyConfigEntries+10), 0o644)
+	g.git(t, "", "config", "include.path", "big")
+	g.repo(t, "other")
+	g.git(t, "other", "config", "core.pager", "./pager.sh")
+	st := g.watch(t)
+	u := st.Unchecked(GitState{})
+	if !slices.ContainsFunc(u, func(l string) bool {
+		return strings.Contains(l, "/.git/big: ") && strings.Contains(l, "not read whole")
+	}) {
+		t.Errorf("the file read in part is not told: %q", u)
+	}
+	news := st.Since(GitState{})
+	if !slices.ContainsFunc(news, func(l string) bool { return strings.Contains(l, "other/.git/config: core.pager = ./pager.sh") }) &&
+		!slices.ContainsFunc(u, func(l string) bool {
+			return strings.Contains(l, "other/.git/config: ") && strings.Contains(l, "not read whole")
+		}) {
+		t.Errorf("the other repository's core.pager is neither told nor its file told unread: %q", u)
+	}
+}
+
+// TestConfigFoldedEntries: past maxConfigItems a file's entries are
+// folded into one item whose digest changes with any of them: a command
+// that rewrites one is told.
+func TestConfigFoldedEntries(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	var cfg strings.Builder
+	cfg.WriteString("[alias]\n")
+	for i := range maxConfigItems + 100 {
+		fmt.Fprintf(&cfg, "\ta%d = !true\n", i)
+	}
+	g.write(t, ".git/many", cfg.String(), 0o644)
+	g.git(t, "", "config", "include.path", "many")
+	before := g.watch(t)
+	if n := before.Len(); n > maxConfigItems+64 {
+		t.Errorf("the state holds %d items", n)
+	}
+	if u := before.Unchecked(GitState{}); !slices.ContainsFunc(u, func(l string) bool {
+		return strings.Contains(l, "/.git/many: ") && strings.Contains(l, " more entries")
+	}) {
+		t.Errorf("the folded entries are not told after every command: %q", u)
+	}
+	g.write(t, ".git/many", strings.Replace(cfg.String(), fmt.Sprintf("a%d = !true", maxConfigItems+99), fmt.Sprintf("a%d = !./evil.sh", maxConfigItems+99), 1), 0o644)
+	after := g.watch(t)
+	if news := after.Since(before); !slices.ContainsFunc(news, func(l string) bool {
+		return strings.Contains(l, "/.git/many: ") && strings.Contains(l, " more entries")
+	}) {
+		t.Errorf("an entry rewritten past the listed ones is not told: %q", news)
+	}
+	if news := g.watch(t).Since(after); len(news) != 0 {
+		t.Errorf("nothing changed, yet %q", news)
+	}
+}
+
+// TestConfigRereadsCharged: a file read again is charged by its entries
+// (fresh-eyes review: one of 100 000 entries included 1025 times took
+// 49 s); past the budget the includes are not followed again, and that is
+// told.
+func TestConfigRereadsCharged(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.write(t, ".git/big", harmlessEntries(maxSurveyConfigEntries/3), 0o644)
+	g.write(t, ".git/inc", strings.Repeat("[include]\n\tpath = big\n", 1025), 0o644)
+	g.git(t, "", "config", "include.path", "inc")
+	u := g.watch(t).Unchecked(GitState{})
+	if !slices.ContainsFunc(u, func(l string) bool { return strings.Contains(l, "more entries than the check reads") }) {
+		t.Errorf("the rereads past the budget are not told: %q", u)
+	}
+}

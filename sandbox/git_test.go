@@ -1593,3 +1593,48 @@ func TestHooksPathEveryValueCovered(t *testing.T) {
 		}
 	}
 }
+
+// TestUserHomesLocalNotCounted: the homes /etc/passwd answers for (see
+// LocalHome) are not counted among maxHomeNames: a configuration naming
+// more users than the bound, none of them known, still has the hooks
+// folder in the home of one the files hold covered (fresh-eyes review:
+// 32 unknown names first left core.hooksPath = ~alice/hk uncovered).
+func TestUserHomesLocalNotCounted(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	alice := g.ws + "/alice"
+	mkdir(t, alice)
+	savedLocal, savedHome := LocalHome, UserHome
+	t.Cleanup(func() { LocalHome, UserHome = savedLocal, savedHome })
+	var mu sync.Mutex
+	asked := 0
+	LocalHome = func(name string) (string, bool, bool) {
+		if name == "alice" {
+			return alice, true, true
+		}
+		return "", false, false
+	}
+	UserHome = func(key string, byID bool) (string, error) {
+		mu.Lock()
+		asked++
+		mu.Unlock()
+		return "", user.UnknownUserError(key)
+	}
+	var cfg strings.Builder
+	cfg.WriteString("[alias]\n")
+	for i := range 2 * maxHomeNames {
+		fmt.Fprintf(&cfg, "\ta%d = !~u%d/x\n", i, i)
+	}
+	cfg.WriteString("[core]\n\thooksPath = ~alice/hk\n")
+	g.write(t, ".git/config.d", cfg.String(), 0o644)
+	g.git(t, "", "config", "include.path", "config.d")
+	plan := g.plan(t, nil)
+	if !slices.Contains(plan.Protected, alice+"/hk") {
+		t.Errorf("~alice/hk, after %d unknown names, is not covered: %v", 2*maxHomeNames, plan.Protected)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked > maxHomeNames {
+		t.Errorf("the name services were asked %d times", asked)
+	}
+}

@@ -59,7 +59,10 @@ func (f *gitFound) followGitlinks(fc *fence) {
 	for len(queue) > 0 {
 		r := queue[0]
 		queue = queue[1:]
-		hash, worktree := gitdirSettings(fc, r.gitdir)
+		hash, worktrees, all := gitdirSettings(fc, r.gitdir)
+		if !all {
+			f.truncated = append(f.truncated, r.tree)
+		}
 		links, sparse, ok := gitlinks(fc, r.gitdir, hash)
 		if !ok {
 			f.unreadIndexes = append(f.unreadIndexes, r.tree)
@@ -67,9 +70,13 @@ func (f *gitFound) followGitlinks(fc *fence) {
 		// git takes the submodules from the work tree core.worktree
 		// names, where one is set (red team 21 had it name
 		// node_modules/wt, and the host's git entered node_modules/wt/sub).
+		// Each one read: an includeIf whose condition is false to git
+		// makes it take an earlier one.
 		trees := []string{r.tree}
-		if worktree != "" && worktree != r.tree {
-			trees = append(trees, worktree)
+		for _, wt := range worktrees {
+			if !slices.Contains(trees, wt) {
+				trees = append(trees, wt)
+			}
 		}
 		// A folder a sparse index folds is unfolded by git from a tree
 		// object, submodules and all (red team 22 hid one in
@@ -183,12 +190,15 @@ func gitdirOf(fc *fence, dotgit string) string {
 
 // gitdirSettings is what the configuration of gitdir says that the
 // survey of its index needs: the length of an object name (32 bytes where
-// extensions.objectFormat is sha256, else 20), and the work tree its
-// core.worktree names, if any, resolved from the gitdir as git does (in
-// the common configuration, or config.worktree where
-// extensions.worktreeConfig is on; included files are read too: more
-// than git reads for it, never less).
-func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
+// extensions.objectFormat is sha256, else 20), and the work trees its
+// core.worktree values name, resolved from the gitdir as git does (in
+// the common configuration, or config.worktree where any
+// extensions.worktreeConfig read is on; included files are read too:
+// more than git reads for it, never less). Every value is taken, not the
+// last alone: an includeIf whose condition is false to git makes it take
+// an earlier one (fresh-eyes review). At most maxWorktrees, the last
+// always; all is false where there were more.
+func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktrees []string, all bool) {
 	common := gitdir
 	if c := readGitPath(fc, filepath.Join(gitdir, "commondir")); c != "" {
 		if r := resolveFrom(fc, gitdir, c); r != "" {
@@ -203,6 +213,8 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
 	// review); past them, the survey
 	// reading the same files tells it.
 	last := map[string]string{}
+	var values []string
+	worktreeConfig := false
 	parsed := map[string]bool{}
 	open := map[string]bool{}
 	includes, rereads := 0, 0
@@ -217,8 +229,12 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
 		parsed[path] = true
 		for _, e := range es {
 			switch e.key {
-			case "extensions.objectformat", "extensions.worktreeconfig", "core.worktree":
+			case "extensions.objectformat":
 				last[e.key] = e.value
+			case "extensions.worktreeconfig":
+				worktreeConfig = worktreeConfig || isGitTrue(e.value)
+			case "core.worktree":
+				values = append(values, e.value)
 			}
 			if e.key == "include.path" || strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path") {
 				inc := resolvePath(fc, e.value, filepath.Dir(path), home)
@@ -238,14 +254,30 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktree string) {
 	if strings.EqualFold(last["extensions.objectformat"], "sha256") {
 		hashSize = 32
 	}
-	if isGitTrue(last["extensions.worktreeconfig"]) {
+	if worktreeConfig {
 		read(filepath.Join(gitdir, "config.worktree"), 0)
 	}
-	if wt := last["core.worktree"]; wt != "" {
-		worktree = resolvePath(fc, wt, gitdir, home)
+	all = true
+	for i, v := range values {
+		if v == "" {
+			continue
+		}
+		wt := resolvePath(fc, v, gitdir, home)
+		if slices.Contains(worktrees, wt) {
+			continue
+		}
+		if len(worktrees) >= maxWorktrees && i != len(values)-1 {
+			all = false
+			continue
+		}
+		worktrees = append(worktrees, wt)
 	}
-	return hashSize, worktree
+	return hashSize, worktrees, all
 }
+
+// maxWorktrees bounds the core.worktree values of one gitdir whose work
+// trees the submodule search enters.
+const maxWorktrees = 16
 
 // indexes keeps what each index records by its content (a seeded hash of
 // its bytes, and its length): a large work tree's index takes

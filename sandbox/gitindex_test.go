@@ -369,6 +369,9 @@ func TestGitlinksUnderCoreWorktree(t *testing.T) {
 		{"config", "git config core.worktree $W"},
 		{"relative", "git config core.worktree ../node_modules/wt"},
 		{"config.worktree", "git config extensions.worktreeConfig true && git config --worktree core.worktree $W"},
+		// git takes $W: the include's condition is false (fresh-eyes
+		// review: the last value read, elsewhere, was searched alone).
+		{"includeIf false", `git config core.worktree $W && mkdir -p $PWD/else && printf '[core]\n\tworktree = %s\n' $PWD/else > .git/else.cfg && git config 'includeIf.onbranch:nope.path' else.cfg`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ws := gitWorkspace(t)

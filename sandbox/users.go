@@ -66,6 +66,10 @@ type homeMemo struct {
 	skipped map[string]bool // the names past the bound (at most maxSkipped)
 	first   []string        // the first three of them, to tell
 	failed  []string        // the lookups that failed (at most three), to tell
+	// local counts the names LocalHome was asked; localAnswers are its
+	// answers, kept apart from those counted.
+	local        int
+	localAnswers map[string]homeAnswer
 }
 
 // maxSkipped bounds the names past maxHomeNames kept, to count them.
@@ -76,11 +80,50 @@ type homeAnswer struct {
 	err  error
 }
 
-// userHome is UserHome(name, false), asked once per name and for at most
-// maxHomeNames names: past them, an error (the word stays unexpanded).
+// LocalHome, where set, answers for the user name from what glibc reads
+// first and takes as it finds it, a question to no name service
+// (/etc/passwd, where nsswitch.conf lists "files" first): answered is
+// false where it cannot say, found false for a user it says there is
+// none of. Its answers are not counted among maxHomeNames: a
+// configuration that names 32 users no file knows left the home of one
+// /etc/passwd holds unexpanded, and its hooks uncovered (fresh-eyes
+// review). At most maxLocalHomes are asked a plan.
+var LocalHome func(name string) (home string, found, answered bool)
+
+// maxLocalHomes bounds the names LocalHome is asked for one plan or
+// survey (each reads two files).
+const maxLocalHomes = 1024
+
+// userHome is UserHome(name, false), asked once per name and, past what
+// LocalHome answers, for at most maxHomeNames names: past them, an error
+// (the word stays unexpanded).
 func (m *homeMemo) userHome(name string) (string, error) {
 	m.mu.Lock()
+	if l, known := m.localAnswers[name]; known {
+		m.mu.Unlock()
+		return l.home, l.err
+	}
 	a, ok := m.answers[name]
+	if !ok && LocalHome != nil && m.local < maxLocalHomes {
+		m.local++
+		m.mu.Unlock()
+		home, found, answered := LocalHome(name)
+		if answered {
+			var err error
+			if !found {
+				err = user.UnknownUserError(name)
+			}
+			m.mu.Lock()
+			if m.localAnswers == nil {
+				m.localAnswers = map[string]homeAnswer{}
+			}
+			m.localAnswers[name] = homeAnswer{home, err}
+			m.mu.Unlock()
+			return home, err
+		}
+		m.mu.Lock()
+		a, ok = m.answers[name]
+	}
 	if !ok && (len(m.answers) >= maxHomeNames || m.spent >= maxHomeTime) {
 		if !m.skipped[name] && len(m.skipped) < maxSkipped {
 			if m.skipped == nil {

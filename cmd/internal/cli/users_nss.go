@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/unified-exec/unified-exec/ptyrun"
+	"github.com/unified-exec/unified-exec/sandbox"
 )
 
 // Built with osusergo (scripts/build's static binary, which loads no
@@ -128,6 +129,27 @@ func nssHome(key string, byID bool) (string, error) {
 	}
 	return a.home, nil
 }
+
+// localHome is sandbox.LocalHome: nssHome's answer where /etc/passwd
+// gives it, glibc reading that file first and taking what it finds there
+// (a user it does not hold, where nsswitch.conf lists nothing after the
+// files); answered false where the name services would be asked.
+func localHome(name string) (home string, found, answered bool) {
+	if name == "" || len(name) > maxNameLen || strings.ContainsAny(name, ":\n\x00") {
+		return "", false, false
+	}
+	first, only := filesFirst()
+	if !first {
+		return "", false, false
+	}
+	home, found, sure := filesHome(name, false)
+	if !sure || !found && !only {
+		return "", false, false
+	}
+	return home, found, true
+}
+
+func init() { sandbox.LocalHome = localHome }
 
 func unknownUser(key string, byID bool) error {
 	if n, err := strconv.Atoi(key); byID && err == nil {

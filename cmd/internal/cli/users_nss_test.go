@@ -389,3 +389,38 @@ func TestNSSHomeTimeoutKillsItsGroup(t *testing.T) {
 	}
 	t.Fatalf("what the getent started still runs (%s)", stat)
 }
+
+// localHome answers, with no question to a name service, just where
+// nssHome would read its answer from /etc/passwd; elsewhere it leaves the
+// name to nssHome.
+func TestLocalHomeAsNSSHomeReadsFiles(t *testing.T) {
+	for _, c := range []struct {
+		nss, name, home string
+		found, answered bool
+	}{
+		{debianNSS, "alice", "/home/alice", true, true},
+		{debianNSS, "ldapuser", "", false, false}, // systemd, after files, may know it
+		{"passwd: files\n", "ldapuser", "", false, true},
+		{"passwd: sss files\n", "alice", "", false, false},
+		{"passwd: files [SUCCESS=continue] sss\n", "alice", "", false, false},
+		{debianNSS, "", "", false, false},
+		{debianNSS, strings.Repeat("a", 300), "", false, false},
+	} {
+		log := fakeGetent(t, nssAnswersScript, c.nss, passwd)
+		home, found, answered := localHome(c.name)
+		if home != c.home || found != c.found || answered != c.answered {
+			t.Errorf("%q, %.20q: %q %v %v; want %q %v %v", c.nss, c.name, home, found, answered, c.home, c.found, c.answered)
+		}
+		if got := calls(t, log); got != nil {
+			t.Errorf("%q, %.20q: getent asked %q", c.nss, c.name, got)
+		}
+		if answered && found {
+			mustHome(t, c.name, false, home)
+		}
+	}
+	// A doubtful line before the name: not answered.
+	fakeGetent(t, nssAnswersScript, debianNSS, " root:x:0:0:root:/root:/bin/bash\n"+passwd)
+	if _, _, answered := localHome("alice"); answered {
+		t.Errorf("alice answered after a line glibc may read otherwise")
+	}
+}

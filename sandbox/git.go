@@ -76,7 +76,9 @@ type gitSurvey struct {
 	// past maxConfigItems, a file each.
 	listed int
 	folded map[string]*foldedEntries
-	ranks  map[string]int
+	// programWords counts the paths programs looked at.
+	programWords int
+	ranks        map[string]int
 	// global is the user's own configuration (~/.gitconfig and
 	// ~/.config/git/config), which every repository reads.
 	global []gitEntry
@@ -755,6 +757,14 @@ func (s *gitSurvey) entry(file string, e gitEntry, base string) {
 	s.programs(e, base)
 }
 
+// maxProgramWords bounds the paths the configuration's values name that
+// one survey looks at as programs (see programs).
+const maxProgramWords = 1024
+
+// boundProgramsKey is the item of the paths past maxProgramWords: a
+// bound, told after every command while it lasts.
+const boundProgramsKey = "bound programs"
+
 // maxConfigItems bounds the configuration entries one survey lists one by
 // one; those past it are folded, a digest a file (see fold).
 const maxConfigItems = 4096
@@ -798,6 +808,12 @@ func (s *gitSurvey) programs(e gitEntry, base string) {
 	for _, word := range strings.Fields(strings.TrimPrefix(strings.TrimSpace(e.value), "!")) {
 		word = strings.Trim(word, `"'`)
 		if !strings.Contains(word, "/") || strings.HasPrefix(word, "-") {
+			continue
+		}
+		// Each a lookup, a mount and a hash: bounded (fresh-eyes
+		// review: one alias naming 20 000 files made 20 000 mounts).
+		if s.programWords++; s.programWords > maxProgramWords {
+			s.items[boundProgramsKey] = fmt.Sprintf("git's configuration names more than %d paths as programs or their arguments (%d; %.200q, …): those past it are not kept read-only, looked at or told (read the configuration before running git there)", maxProgramWords, s.programWords-maxProgramWords, word)
 			continue
 		}
 		p := resolvePath(s.fc, word, base, s.home)

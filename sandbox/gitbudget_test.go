@@ -130,3 +130,31 @@ func TestConfigRereadsCharged(t *testing.T) {
 		t.Errorf("the rereads past the budget are not told: %q", u)
 	}
 }
+
+// TestConfigProgramsBounded: the paths the configuration names as programs
+// are looked at, kept and hashed up to maxProgramWords a survey (fresh-eyes
+// review: one alias naming 20 000 files made 20 000 mounts); past it, that
+// is told after every command.
+func TestConfigProgramsBounded(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	mkdir(t, g.ws+"/f")
+	var b strings.Builder
+	b.WriteString("[alias]\n\tx = !")
+	for i := range 2 * maxProgramWords {
+		g.write(t, fmt.Sprintf("f/%d", i), "", 0o644)
+		fmt.Fprintf(&b, "f/%d ", i)
+	}
+	g.write(t, ".git/config.d", b.String()+"\n", 0o644)
+	g.git(t, "", "config", "include.path", "config.d")
+	if n := len(g.plan(t, nil).Protected); n > maxProgramWords+64 {
+		t.Errorf("the plan keeps %d paths", n)
+	}
+	st := g.watch(t)
+	if n := st.Len(); n > maxProgramWords+64 {
+		t.Errorf("the state holds %d items", n)
+	}
+	if u := st.Unchecked(GitState{}); !slices.ContainsFunc(u, func(l string) bool { return strings.Contains(l, "more than 1024 paths") }) {
+		t.Errorf("the bound is not told after every command: %q", u)
+	}
+}

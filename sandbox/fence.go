@@ -39,6 +39,8 @@ type fence struct {
 	// configs are the configuration files parsed, each once a survey
 	// (see readGitConfig).
 	configs map[string][]gitEntry
+	// walked are the files each walker walked (see walkAgain).
+	walked map[string]bool
 }
 
 // fenceSets are the unreadable paths and the folders on the way to them,

@@ -731,6 +731,7 @@ func (s *gitSurvey) entry(file string, e gitEntry, base string) {
 	if !s.noted[file] {
 		if s.listed >= maxConfigItems {
 			s.fold(file, e)
+			s.programs(e, base) // bounded on its own
 			return
 		}
 		s.listed++
@@ -989,6 +990,9 @@ func (s *gitSurvey) walkConfig(path string, depth int, each func(file string, e 
 	if depth > 10 || open[path] {
 		return
 	}
+	if !s.fc.walkAgain("survey", path) {
+		return
+	}
 	open[path] = true
 	defer delete(open, path)
 	again := read[path]
@@ -1016,9 +1020,9 @@ func (s *gitSurvey) walkConfig(path string, depth int, each func(file string, e 
 				// Each time charged by its entries (fresh-eyes
 				// review: a file of 100 000 included a thousand times
 				// took 49 s).
-				if s.rereads++; s.rereads > maxRereads || !s.fc.budget().spend(len(s.parse(inc))) {
+				if s.rereads++; s.rereads > maxRereads {
 					if _, told := s.items[boundIncludesKey]; !told {
-						s.items[boundIncludesKey] = fmt.Sprintf("git's configuration includes files again more than %d times, or more entries than the check reads for one command (%s, …): those past it were not followed again, so which core.hooksPath they set last is not checked (read the configuration before running git there)", maxRereads, inc)
+						s.items[boundIncludesKey] = fmt.Sprintf("git's configuration includes files again more than %d times (%s, …): those past it were not followed again, so which core.hooksPath they set last is not checked (read the configuration before running git there)", maxRereads, inc)
 					}
 					continue
 				}

@@ -62,6 +62,31 @@ func (b *configBudget) spend(n int) bool {
 	return true
 }
 
+// walkAgain charges the entries of path where the walker (the survey, or
+// the search of the indexes' submodules) walked it before in this survey
+// (a file read again for another include, worktree or gitdir: a
+// fresh-eyes review walked 100 000 entries once for each of a thousand
+// worktrees); false, the file recorded as unread, when too few are left.
+// A walker's first walk of a file is charged when the file is parsed (see
+// readGitConfig).
+func (f *fence) walkAgain(walker, path string) bool {
+	if f == nil {
+		return true
+	}
+	if f.walked == nil {
+		f.walked = map[string]bool{}
+	}
+	if k := walker + "\x00" + path; !f.walked[k] {
+		f.walked[k] = true
+		return true
+	}
+	if f.config.spend(len(f.configs[path])) {
+		return true
+	}
+	f.config.leftUnread(path)
+	return false
+}
+
 // leftUnread records that path was not read whole.
 func (b *configBudget) leftUnread(path string) {
 	if !slices.Contains(b.unread, path) {

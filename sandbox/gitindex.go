@@ -223,6 +223,9 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktrees []string,
 		if depth > 10 || open[path] {
 			return
 		}
+		if !fc.walkAgain("index", path) {
+			return
+		}
 		open[path] = true
 		defer delete(open, path)
 		es := readGitConfig(fc, path)
@@ -239,7 +242,7 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktrees []string,
 			if e.key == "include.path" || strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path") {
 				inc := resolvePath(fc, e.value, filepath.Dir(path), home)
 				if parsed[inc] {
-					if rereads++; rereads > maxRereads || !fc.budget().spend(len(readGitConfig(fc, inc))) {
+					if rereads++; rereads > maxRereads {
 						continue
 					}
 				} else if includes++; includes > maxIncludes {

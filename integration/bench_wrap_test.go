@@ -90,3 +90,24 @@ func BenchmarkWrapThroughput(b *testing.B) {
 	b.ReportMetric(64/(r/1000), "cat-MiB/s")
 	b.ReportMetric(r/w, "wrap/cat")
 }
+
+// TestWrapperLinksNoEmulator: unified-exec, as scripts/build makes it,
+// carries no terminal emulator (each wrapped command's start would load
+// and initialise it for nothing: the wrapper shows no screen), and
+// unified-exec-mcp, which shows full-screen programs to a model, does.
+func TestWrapperLinksNoEmulator(t *testing.T) {
+	const emulator = "github.com/charmbracelet/x/vt"
+	linked := func(path string) bool {
+		out, err := exec.Command("go", "version", "-m", path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go version -m %s: %v %s", path, err, out)
+		}
+		return bytes.Contains(out, []byte("\t"+emulator+"\t"))
+	}
+	if linked(binary) {
+		t.Errorf("%s links %s: build it with the tag unified_exec_novt (scripts/build)", binary, emulator)
+	}
+	if server := filepath.Join(filepath.Dir(binary), "unified-exec-mcp"); !linked(server) {
+		t.Errorf("%s does not link %s: its sessions would show no screen", server, emulator)
+	}
+}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"errors"
@@ -483,7 +484,11 @@ func (s *gitSurvey) repo(g, w string) {
 				}
 			}
 			wt := ""
-			if dotgit := readGitPath(s.fc, filepath.Join(admin, "gitdir")); dotgit != "" {
+			dotgit, err := readGitPath(s.fc, filepath.Join(admin, "gitdir"))
+			if errors.Is(err, errPastBound) {
+				s.items[boundPathKey+filepath.Join(admin, "gitdir")] = boundPathWhy
+			}
+			if dotgit != "" {
 				dotgit = resolvePath(s.fc, dotgit, admin, s.home)
 				wt = filepath.Dir(dotgit)
 				if st, err := os.Lstat(dotgit); err == nil && st.Mode().IsRegular() && !s.fc.blocked(dotgit) {
@@ -1072,11 +1077,12 @@ func readGitdirFile(fc *fence, dotgit string) string {
 	return resolveFrom(fc, filepath.Dir(dotgit), target)
 }
 
-// readGitFile reads a small file as git reads a .git file, a commondir
-// or a worktree's gitdir file (strbuf_read_file): the whole of it, at most
-// max bytes (git refuses a larger .git file), its trailing CRs and LFs
-// dropped and nothing else; ok is false when it is no regular file of
-// that size.
+// readGitFile reads a small file as git reads a .git file
+// (read_gitfile_gently): the whole of it, at most max bytes (git refuses
+// a larger .git file: "too large to be a .git file"), its trailing CRs
+// and LFs dropped and nothing else, up to a NUL; ok is false when it is
+// no regular file of that size. (A commondir or a worktree's gitdir file,
+// which git reads whatever its size, see readGitPath.)
 func readGitFile(fc *fence, path string, max int64) (string, bool) {
 	b, ok := readGitBytes(fc, path, max)
 	if !ok {
@@ -1128,12 +1134,58 @@ func readOneliner(fc *fence, path string) string {
 // maxGitdirFile is the largest .git file git reads (1 MiB).
 const maxGitdirFile = 1 << 20
 
-// readGitPath is a commondir or gitdir file's path as git reads it (see
-// readGitFile): not its first line trimmed — git keeps what follows a
-// newline inside, and spaces; "" if none.
-func readGitPath(fc *fence, path string) string {
-	b, _ := readGitFile(fc, path, maxGitdirFile)
-	return b
+// readGitPath is a commondir or gitdir file's path as git reads it
+// (strbuf_read_file, then a C string): the whole file, however long, its
+// trailing CRs and LFs dropped, up to its first NUL — not its first line
+// trimmed: git keeps what follows a newline inside, and spaces; "" if
+// none. Its first maxGitdirFile bytes are read, no more: a NUL in them
+// ends the path there, as for git (red team 6 put "PATH\0" before 2 MiB,
+// which the survey did not read, and git took PATH, whose fsmonitor git
+// status ran); a longer file without one gives errPastBound (git may
+// still take a short path from it: "PATH" and two million "/").
+func readGitPath(fc *fence, path string) (string, error) {
+	b, whole, err := readGitPrefix(fc, path, maxGitdirFile)
+	if err != nil {
+		return "", err
+	}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return string(b[:i]), nil
+	}
+	if !whole {
+		return "", &os.PathError{Op: "read", Path: path, Err: errPastBound}
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
+// errPastBound: a file git reads whole holds what git takes from it past
+// what the survey reads of it.
+var errPastBound = errors.New("past the bound this check reads of it")
+
+// boundPathKey starts the item of a file git reads as a path (a
+// commondir, a worktree's gitdir file) whose path is past the bound (see
+// readGitPath): a bound, told after every command while it lasts (see
+// Unchecked); the file itself is kept read-only with the gitdir's.
+const boundPathKey = "bound path "
+
+// boundPathWhy is what a boundPathKey item says.
+const boundPathWhy = "git reads this file whole as a path, up to its first NUL, and there is none in the first 1 MiB this check reads: the path git takes from it (a common directory, with its hooks and configuration, or a work tree) is past the bound, not checked (read the file before running git there)"
+
+// readGitPrefix is the regular file at path, at most its first max bytes
+// (never more are read); whole says that is all of it.
+func readGitPrefix(fc *fence, path string, max int64) (b []byte, whole bool, err error) {
+	f, err := fc.open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	b, err = io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if int64(len(b)) > max {
+		return b[:max], false, nil
+	}
+	return b, true, nil
 }
 
 // looksLikeGitdir reports whether dir holds a HEAD and objects/ (or a
@@ -1173,7 +1225,10 @@ func isDir(p string) bool {
 // work tree, finds another common directory there — its hooks and
 // configuration — than the survey reads.
 func (s *gitSurvey) commondirOf(g string) string {
-	c := readGitPath(s.fc, filepath.Join(g, "commondir"))
+	c, err := readGitPath(s.fc, filepath.Join(g, "commondir"))
+	if errors.Is(err, errPastBound) {
+		s.items[boundPathKey+filepath.Join(g, "commondir")] = boundPathWhy
+	}
 	if processRelative(c) || c != "" && !filepath.IsAbs(c) && readerDependent(g+"/"+c) {
 		s.items[filepath.Join(g, "commondir")+" names"] = c + " (a path each process reads as its own: the common directory git finds there, with its hooks and configuration, is not checked)"
 	}
@@ -1304,7 +1359,7 @@ func gitRoots(roots []string, home string, fc *fence) (extra, notes []string) {
 			continue
 		}
 		back := ""
-		if b := readGitPath(fc, filepath.Join(g, "gitdir")); b != "" {
+		if b, _ := readGitPath(fc, filepath.Join(g, "gitdir")); b != "" {
 			back = resolvePath(fc, b, g, home)
 		} else if wt := lastValue(readGitConfig(fc, filepath.Join(g, "config")), "core.worktree"); wt != "" {
 			back = filepath.Join(resolvePath(fc, wt, g, home), ".git")
@@ -1317,7 +1372,7 @@ func gitRoots(roots []string, home string, fc *fence) (extra, notes []string) {
 			continue
 		}
 		extra = append(extra, g)
-		if c := readGitPath(fc, filepath.Join(g, "commondir")); c != "" {
+		if c, _ := readGitPath(fc, filepath.Join(g, "commondir")); c != "" {
 			// A linked worktree's gitdir is <common>/worktrees/<name>:
 			// only that common directory is one it commits into. Any
 			// other the file names would be made writable on its word.
@@ -1519,6 +1574,8 @@ func gitLine(k, v string) string {
 		return strings.TrimPrefix(k, foldedKey) + ": " + v
 	case strings.HasPrefix(k, unreadKey):
 		return strings.TrimPrefix(k, unreadKey) + ": " + v
+	case strings.HasPrefix(k, boundPathKey):
+		return strings.TrimPrefix(k, boundPathKey) + ": " + v
 	case strings.HasSuffix(k, " points to"):
 		return fmt.Sprintf("%s %s (that repository's hooks and configuration now come from there)", k, v)
 	}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -158,5 +159,60 @@ func TestConfigProgramsBounded(t *testing.T) {
 	}
 	if u := st.Unchecked(GitState{}); !slices.ContainsFunc(u, func(l string) bool { return strings.Contains(l, "more than 1024 paths") }) {
 		t.Errorf("the bound is not told after every command: %q", u)
+	}
+}
+
+// TestCommondirPastTheBound: git reads a commondir whole, however long,
+// its trailing line ends dropped, up to its first NUL: one of 2 MiB with
+// "PATH\0" first is PATH to git, whose core.fsmonitor git status runs
+// (red team 6: the survey read none past 1 MiB and took the gitdir for
+// its own common directory, untold). The survey reads at most 1 MiB of it
+// and follows PATH; where the path is past that bound (no NUL in it: git
+// still takes "PATH" followed by two million "/" for PATH), the file is
+// kept read-only and told after every command; and so a worktree's
+// commondir and gitdir file.
+func TestCommondirPastTheBound(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	g.git(t, "", "worktree", "add", "-q", "wt")
+	before := g.watch(t)
+	c := g.ws + "/node_modules/.cache/c"
+	mkdir(t, c)
+	if out, err := exec.Command("cp", "-r", g.ws+"/.git/.", c).CombinedOutput(); err != nil {
+		t.Fatal(err, string(out))
+	}
+	g.write(t, "node_modules/.cache/c/config", "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = ./evil.sh\n", 0o644)
+	g.write(t, ".git/commondir", "../node_modules/.cache/c\x00"+strings.Repeat("x", 2<<20)+"\n", 0o644)
+	if out := g.git(t, "", "rev-parse", "--path-format=absolute", "--git-common-dir"); strings.TrimSpace(out) != c {
+		t.Logf("git takes %q for the common directory, not %s", out, c)
+	}
+	news := g.watch(t).Since(before)
+	for _, want := range []string{g.ws + "/.git/commondir points to " + c, c + "/config: core.fsmonitor = ./evil.sh"} {
+		if !slices.ContainsFunc(news, func(l string) bool { return strings.Contains(l, want) }) {
+			t.Errorf("%q is not told: %q", want, news)
+		}
+	}
+
+	// Past the bound: told after every command, each file by name.
+	long := strings.Repeat("/", 2<<20) + "\n"
+	g.write(t, ".git/commondir", "../node_modules/.cache/c"+long, 0o644)
+	admin := g.ws + "/.git/worktrees/wt"
+	g.write(t, ".git/worktrees/wt/commondir", "../../../node_modules/.cache/c"+long, 0o644)
+	g.write(t, ".git/worktrees/wt/gitdir", g.ws+"/wt/.git"+long, 0o644)
+	if out := g.git(t, "", "rev-parse", "--path-format=absolute", "--git-common-dir"); strings.TrimSpace(out) != c {
+		t.Logf("git takes %q for the common directory, not %s", out, c)
+	}
+	st := g.watch(t)
+	u := st.Unchecked(before)
+	for _, f := range []string{g.ws + "/.git/commondir", admin + "/commondir", admin + "/gitdir"} {
+		if !slices.ContainsFunc(u, func(l string) bool { return strings.Contains(l, f+": ") && strings.Contains(l, "past the") }) {
+			t.Errorf("%s, its path past the bound, is not told after every command: %q", f, u)
+		}
+	}
+	plan := g.plan(t, nil)
+	for _, f := range []string{g.ws + "/.git/commondir", admin + "/commondir", admin + "/gitdir"} {
+		if !slices.Contains(plan.Protected, f) {
+			t.Errorf("%s is not kept read-only: %v", f, plan.Protected)
+		}
 	}
 }

@@ -200,7 +200,8 @@ func gitdirOf(fc *fence, dotgit string) string {
 // always; all is false where there were more.
 func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktrees []string, all bool) {
 	common := gitdir
-	if c := readGitPath(fc, filepath.Join(gitdir, "commondir")); c != "" {
+	// One past the bound is told by the survey of the same gitdir.
+	if c, _ := readGitPath(fc, filepath.Join(gitdir, "commondir")); c != "" {
 		if r := resolveFrom(fc, gitdir, c); r != "" {
 			common = r
 		}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"crypto/sha256"
@@ -531,20 +532,42 @@ func (s *gitSurvey) alsoFrom(g, w string) {
 // will run when the person continues it: exec lines of its to-do list,
 // and a merge strategy that is not git's own (strategy x runs
 // git-merge-x, from PATH or the work tree: red team 28 had git rebase
-// --continue run one a command wrote there).
+// --continue run one a command wrote there). git reads these files
+// whole, however long: what is past the bound this reads of one is told
+// after every command (red team 6 put an exec line in a to-do list of
+// 9 MiB, and "x/evil\0" first in a strategy file of 2 MiB, untold).
 func (s *gitSurvey) paused(g string) {
 	var runs []string
+	folded, h := 0, fnv.New64a()
 	for _, todo := range []string{"rebase-merge/git-rebase-todo", "sequencer/todo"} {
-		text, _ := readGitFile(s.fc, filepath.Join(g, todo), maxGitConfig)
-		for _, line := range strings.Split(text, "\n") {
-			f := strings.Fields(line)
-			if len(f) > 1 && (f[0] == "exec" || f[0] == "x") {
-				runs = append(runs, strings.TrimSpace(line))
+		path := filepath.Join(g, todo)
+		past := s.todoRuns(path, func(line string) {
+			h.Write([]byte(line))
+			h.Write([]byte{0})
+			if len(runs) == maxTodoRuns {
+				folded++
+				return
 			}
+			if len(line) > maxRunShown {
+				line = line[:maxRunShown] + "…"
+				folded++ // its rest told by the digest
+			}
+			runs = append(runs, line)
+		})
+		if past {
+			s.items[boundPausedKey+path] = fmt.Sprintf("git reads this to-do list whole, and runs its exec lines on git rebase --continue (or cherry-pick --continue): what it holds past the first %d MiB this check reads is past the bound, not checked (read it before continuing)", maxTodo>>20)
 		}
 	}
+	if folded > 0 {
+		runs = append(runs, fmt.Sprintf("(exec lines past the %d listed, or past %d bytes, digest %016x)", maxTodoRuns, maxRunShown, h.Sum64()))
+	}
 	strategies := []string{}
-	if st := readOneliner(s.fc, filepath.Join(g, "rebase-merge/strategy")); st != "" {
+	strategy := filepath.Join(g, "rebase-merge/strategy")
+	st, err := readOneliner(s.fc, strategy)
+	if errors.Is(err, errPastBound) {
+		s.items[boundPausedKey+strategy] = "git reads this file whole as the merge strategy git rebase --continue runs (git-merge-<strategy>), up to its first NUL, and there is none in the first 1 MiB this check reads: the strategy is past the bound, not checked (read it before continuing)"
+	}
+	if st != "" {
 		strategies = append(strategies, st)
 	}
 	if opts := readGitConfig(s.fc, filepath.Join(g, "sequencer/opts")); opts != nil {
@@ -561,6 +584,57 @@ func (s *gitSurvey) paused(g string) {
 	}
 	if len(runs) > 0 {
 		s.items["paused "+g] = "git rebase --continue (or cherry-pick --continue) runs: " + strings.Join(runs, "; ")
+	}
+}
+
+// maxTodo bounds what is read of a to-do list; maxTodoRuns the exec
+// lines of a paused gitdir listed one by one, maxRunShown what of each
+// (the rest hashed in: what changes there is told).
+const (
+	maxTodo     = 8 << 20
+	maxTodoRuns = 64
+	maxRunShown = 1024
+)
+
+// boundPausedKey starts the item of a paused rebase's file that git
+// reads past what the survey does: a bound, told after every command
+// while it lasts (see Unchecked).
+const boundPausedKey = "bound paused "
+
+// todoRuns calls run with each exec line of the to-do list at path, as
+// git's sequencer reads it (parse_insn_buffer: up to its first NUL, each
+// line's leading blanks skipped), trimmed; line by line, its first
+// maxTodo bytes and no more: past says the list goes on past them.
+func (s *gitSurvey) todoRuns(path string, run func(line string)) (past bool) {
+	f, err := s.fc.open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(io.LimitReader(f, maxTodo+1), 64<<10)
+	n := 0
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line[:0], chunk...)
+		for err == bufio.ErrBufferFull {
+			chunk, err = r.ReadSlice('\n')
+			line = append(line, chunk...)
+		}
+		n += len(line)
+		end := false
+		if i := bytes.IndexByte(line, 0); i >= 0 {
+			line, end = line[:i], true // git reads no further
+		}
+		if w := strings.Fields(string(line)); len(w) > 1 && (w[0] == "exec" || w[0] == "x") {
+			run(strings.TrimSpace(string(line)))
+		}
+		if end {
+			return false
+		}
+		if err != nil {
+			return n > maxTodo
+		}
 	}
 }
 
@@ -1119,16 +1193,27 @@ func cString(s string) string {
 }
 
 // readOneliner is the file at path as git's sequencer reads its state
-// files (read_oneliner): one trailing LF dropped, and one CR before it,
-// no more (strategy "ort\r\n\r\n" is "ort\r\n" to git, which then runs
-// git-merge-ort\r\n); up to a NUL.
-func readOneliner(fc *fence, path string) string {
-	b, _ := readGitBytes(fc, path, maxGitdirFile)
+// files (read_oneliner): the whole file, however long, one trailing LF
+// dropped, and one CR before it, no more (strategy "ort\r\n\r\n" is
+// "ort\r\n" to git, which then runs git-merge-ort\r\n); up to a NUL.
+// Its first maxGitdirFile bytes are read, no more: a longer file without
+// a NUL in them gives errPastBound.
+func readOneliner(fc *fence, path string) (string, error) {
+	b, whole, err := readGitPrefix(fc, path, maxGitdirFile)
+	if err != nil {
+		return "", err
+	}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return string(b[:i]), nil
+	}
+	if !whole {
+		return "", &os.PathError{Op: "read", Path: path, Err: errPastBound}
+	}
 	s := string(b)
 	if t, ok := strings.CutSuffix(s, "\n"); ok {
 		s = strings.TrimSuffix(t, "\r")
 	}
-	return cString(s)
+	return s, nil
 }
 
 // maxGitdirFile is the largest .git file git reads (1 MiB).
@@ -1576,6 +1661,8 @@ func gitLine(k, v string) string {
 		return strings.TrimPrefix(k, unreadKey) + ": " + v
 	case strings.HasPrefix(k, boundPathKey):
 		return strings.TrimPrefix(k, boundPathKey) + ": " + v
+	case strings.HasPrefix(k, boundPausedKey):
+		return strings.TrimPrefix(k, boundPausedKey) + ": " + v
 	case strings.HasSuffix(k, " points to"):
 		return fmt.Sprintf("%s %s (that repository's hooks and configuration now come from there)", k, v)
 	}

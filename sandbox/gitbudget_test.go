@@ -216,3 +216,58 @@ func TestCommondirPastTheBound(t *testing.T) {
 		}
 	}
 }
+
+// TestPausedPastTheBound: git reads a paused rebase's to-do list and its
+// strategy file whole, however long (red team 6: a to-do list of 9 MiB,
+// an exec line first, and a strategy file of 2 MiB, "x/evil\0" first,
+// which git rebase --continue runs as git-merge-x/evil, were not read,
+// and nothing was told). The to-do list is read line by line, its first
+// 8 MiB, the strategy up to its NUL as git reads it; past that, the file
+// is told after every command. The exec lines are listed up to a bound,
+// the others counted and hashed in: a change among them is told.
+func TestPausedPastTheBound(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	before := g.watch(t)
+	pad := strings.Repeat("#"+strings.Repeat("p", 99)+"\n", (9<<20)/100)
+	g.write(t, ".git/rebase-merge/interactive", "", 0o644)
+	g.write(t, ".git/rebase-merge/git-rebase-todo", "exec ./evil.sh\n"+pad, 0o644)
+	g.write(t, ".git/rebase-merge/strategy", "x/evil\x00"+strings.Repeat("y", 2<<20)+"\n", 0o644)
+	news := g.watch(t).Since(before)
+	for _, want := range []string{"exec ./evil.sh", "merge strategy x/evil (runs git-merge-x/evil)"} {
+		if !slices.ContainsFunc(news, func(l string) bool { return strings.Contains(l, want) }) {
+			t.Errorf("%q is not told: %q", want, news)
+		}
+	}
+
+	// Past the bound: told after every command, each file by name.
+	g.write(t, ".git/rebase-merge/git-rebase-todo", pad+"exec ./evil.sh\n", 0o644)
+	g.write(t, ".git/rebase-merge/strategy", strings.Repeat("y", 2<<20)+"\n", 0o644)
+	g.write(t, ".git/sequencer/todo", pad+"exec ./evil.sh\n", 0o644)
+	u := g.watch(t).Unchecked(before)
+	for _, f := range []string{"rebase-merge/git-rebase-todo", "rebase-merge/strategy", "sequencer/todo"} {
+		if !slices.ContainsFunc(u, func(l string) bool {
+			return strings.Contains(l, g.ws+"/.git/"+f+": ") && strings.Contains(l, "past the")
+		}) {
+			t.Errorf("%s, past the bound, is not told after every command: %q", f, u)
+		}
+	}
+
+	// Ten thousand exec lines: a bounded item, a change past those listed
+	// told.
+	os.Remove(g.ws + "/.git/sequencer/todo")
+	os.Remove(g.ws + "/.git/rebase-merge/strategy")
+	var b strings.Builder
+	for i := range 10000 {
+		fmt.Fprintf(&b, "exec ./e%d.sh\n", i)
+	}
+	g.write(t, ".git/rebase-merge/git-rebase-todo", b.String(), 0o644)
+	st := g.watch(t)
+	if news := st.Since(before); len(strings.Join(news, "\n")) > 1<<16 {
+		t.Errorf("the to-do list's exec lines make %d bytes of items", len(strings.Join(news, "\n")))
+	}
+	g.write(t, ".git/rebase-merge/git-rebase-todo", strings.Replace(b.String(), "exec ./e9999.sh", "exec ./evil.sh", 1), 0o644)
+	if news := g.watch(t).Since(st); len(news) == 0 {
+		t.Errorf("an exec line past those listed, rewritten, is not told")
+	}
+}

@@ -564,15 +564,22 @@ func (s *gitSurvey) paused(g string) {
 	strategies := []string{}
 	strategy := filepath.Join(g, "rebase-merge/strategy")
 	st, err := readOneliner(s.fc, strategy)
+	s.pausedUnchecked(strategy, err)
 	if errors.Is(err, errPastBound) {
 		s.items[boundPausedKey+strategy] = "git reads this file whole as the merge strategy git rebase --continue runs (git-merge-<strategy>), up to its first NUL, and there is none in the first 1 MiB this check reads: the strategy is past the bound, not checked (read it before continuing)"
 	}
 	if st != "" {
 		strategies = append(strategies, st)
 	}
-	if opts := readGitConfig(s.fc, filepath.Join(g, "sequencer/opts")); opts != nil {
-		if st := lastValue(opts, "options.strategy"); st != "" {
+	opts := filepath.Join(g, "sequencer/opts")
+	if entries := readGitConfig(s.fc, opts); entries != nil {
+		if st := lastValue(entries, "options.strategy"); st != "" {
 			strategies = append(strategies, st)
+		}
+		// Not read, or not whole: a FIFO, a reader's own link, a file
+		// past the budget (told after every command as well).
+		if v := lastValue(entries, tooLargeKey); v != "" {
+			s.items[pausedStateKey+opts] = v
 		}
 	}
 	for _, st := range strategies {
@@ -585,6 +592,29 @@ func (s *gitSurvey) paused(g string) {
 	if len(runs) > 0 {
 		s.items["paused "+g] = "git rebase --continue (or cherry-pick --continue) runs: " + strings.Join(runs, "; ")
 	}
+}
+
+// pausedStateKey starts the item of a paused rebase's or cherry-pick's
+// file that git reads and the survey did not (see pausedUnchecked).
+const pausedStateKey = "paused state "
+
+// pausedUnchecked tells the file at path of a paused rebase or
+// cherry-pick where err says what git reads there cannot be known here:
+// no regular file, or reached through a link each process reads as its
+// own (red team 6: git, run from the work tree's top, read
+// rebase-merge/strategy -> /proc/self/cwd/s as the work tree's s, and
+// the survey dropped it, untold) — as the gitdir's own files are told
+// (see readerLinks, parseConfigFile).
+func (s *gitSurvey) pausedUnchecked(path string, err error) {
+	if !unchecked(err) {
+		return
+	}
+	why := err.Error()
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		why = pe.Err.Error()
+	}
+	s.items[pausedStateKey+path] = "it is " + why
 }
 
 // maxTodo bounds what is read of a to-do list; maxTodoRuns the exec
@@ -608,6 +638,7 @@ const boundPausedKey = "bound paused "
 func (s *gitSurvey) todoRuns(path string, run func(line string)) (past bool) {
 	f, err := s.fc.open(path)
 	if err != nil {
+		s.pausedUnchecked(path, err)
 		return false
 	}
 	defer f.Close()
@@ -1661,6 +1692,8 @@ func gitLine(k, v string) string {
 		return strings.TrimPrefix(k, unreadKey) + ": " + v
 	case strings.HasPrefix(k, boundPathKey):
 		return strings.TrimPrefix(k, boundPathKey) + ": " + v
+	case strings.HasPrefix(k, pausedStateKey):
+		return "git rebase --continue (or cherry-pick --continue) reads " + strings.TrimPrefix(k, pausedStateKey) + ": " + v
 	case strings.HasPrefix(k, boundPausedKey):
 		return strings.TrimPrefix(k, boundPausedKey) + ": " + v
 	case strings.HasSuffix(k, " points to"):

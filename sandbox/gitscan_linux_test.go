@@ -385,3 +385,41 @@ func TestGitSurveyTellsReaderDependentLinks(t *testing.T) {
 		t.Errorf("the plainly linked hooks folder's hook is not told:\n%s", told)
 	}
 }
+
+// TestPausedStateUncheckedTold: the files of a paused rebase or
+// cherry-pick that git reads — the to-do lists, the strategy, the
+// sequencer's options — reached through a link each process reads as
+// its own, or that are no regular file, are told as not checked, as the
+// gitdir's own are (red team 6: links to /proc/self/cwd/…, which git, run
+// from the work tree's top, read as the work tree's files, with an exec
+// line and a strategy x/evil, were dropped, untold).
+func TestPausedStateUncheckedTold(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "")
+	before := g.watch(t)
+	g.write(t, ".git/rebase-merge/interactive", "", 0o644)
+	mkdir(t, g.ws+"/.git/sequencer")
+	g.write(t, "s", "x/evil\n", 0o644)
+	g.write(t, "t", "exec ./evil.sh\n", 0o644)
+	g.write(t, "o", "[options]\n\tstrategy = x/evil\n", 0o644)
+	links := map[string]string{"rebase-merge/strategy": "/proc/self/cwd/s", "rebase-merge/git-rebase-todo": "/proc/self/cwd/t", "sequencer/opts": "/proc/self/cwd/o"}
+	for l, target := range links {
+		symlink(t, target, g.ws+"/.git/"+l)
+	}
+	if err := unix.Mkfifo(g.ws+"/.git/sequencer/todo", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	news := g.watch(t).Since(before)
+	for l := range links {
+		if !slices.ContainsFunc(news, func(n string) bool {
+			return strings.Contains(n, g.ws+"/.git/"+l+": ") && strings.Contains(n, "each process reads as its own")
+		}) {
+			t.Errorf(".git/%s, a link to /proc/self/cwd/…, is not told: %q", l, news)
+		}
+	}
+	if !slices.ContainsFunc(news, func(n string) bool {
+		return strings.Contains(n, g.ws+"/.git/sequencer/todo: ") && strings.Contains(n, "not a regular file")
+	}) {
+		t.Errorf("a FIFO for .git/sequencer/todo is not told: %q", news)
+	}
+}

@@ -108,14 +108,15 @@ func (o *Orchestrator) gitCheck(ev event) []string {
 		return nil
 	}
 	o.git.mu.Lock()
-	var news []string
+	var news []sandbox.GitItem
 	if o.git.taken {
-		news = st.Since(o.git.known)
-		for _, u := range st.Unchecked(o.git.baseline) {
-			if !slices.Contains(news, u) {
+		news = st.SinceItems(o.git.known)
+		for _, u := range st.UncheckedItems(o.git.baseline) {
+			if !slices.ContainsFunc(news, func(n sandbox.GitItem) bool { return n.Line == u.Line }) {
 				news = append(news, u)
 			}
 		}
+		sandbox.SortGitItems(news)
 	} else {
 		o.git.baseline = st
 	}
@@ -123,11 +124,12 @@ func (o *Orchestrator) gitCheck(ev event) []string {
 	// past the search's bound) is the host's own, told once: repositories
 	// there are not checked (red team 22 planted one past the bound of a
 	// workspace that had reached it before any command).
-	var partial []string
+	var partial []sandbox.GitItem
 	if !o.git.partialTold {
 		o.git.partialTold = true
-		for _, u := range o.git.baseline.Unchecked(sandbox.GitState{}) {
-			if slices.Contains(st.Unchecked(sandbox.GitState{}), u) {
+		now := st.Unchecked(sandbox.GitState{})
+		for _, u := range o.git.baseline.UncheckedItems(sandbox.GitState{}) {
+			if slices.Contains(now, u.Line) {
 				partial = append(partial, u)
 			}
 		}
@@ -136,12 +138,12 @@ func (o *Orchestrator) gitCheck(ev event) []string {
 	o.git.mu.Unlock()
 	var notes []string
 	if len(partial) > 0 {
-		ev.Event, ev.Git = "git", partial
+		ev.Event, ev.Git = "git", gitLines(partial)
 		o.audit.write(ev)
 		notes = append(notes, gitPartialNote(partial))
 	}
 	if len(news) > 0 {
-		ev.Event, ev.Git = "git", news
+		ev.Event, ev.Git = "git", gitLines(news)
 		o.audit.write(ev)
 		notes = append(notes, gitNote(news))
 	}
@@ -157,27 +159,108 @@ func (o *Orchestrator) gitCheck(ev event) []string {
 const gitRunningNote = "Git: the session still runs, and may change the repositories under the writable roots at any time: what it does is checked only when a call ends, when it ends, or at close. Run no git in the workspace before it has ended."
 
 // gitPartialNote says what the survey could not check from the start.
-func gitPartialNote(partial []string) string {
+func gitPartialNote(partial []sandbox.GitItem) string {
 	return "Git: the check of the repositories under the writable roots is partial here, as it was before any command ran: " + listCapped(partial) + ". A repository there that a command makes or changes is not checked: look at any before running git in it (git add -A records one it finds as a submodule, which git status then enters)."
 }
 
 // gitNote says what appeared, for the model and the person.
-func gitNote(news []string) string {
+func gitNote(news []sandbox.GitItem) string {
 	return "Git: this appeared in a repository under the writable roots, and is not among the settings known to be harmless: it may make git run a program there, as the user, outside the sandbox (or say what could not be checked); check it before running git in that repository: " + listCapped(news) + "."
 }
 
-// listCapped joins at most maxNoteItems of items, escaped, and says how
-// many more there are (a command that wrote ten thousand aliases made a
-// note of a megabyte); the audit log, where one is kept, has them all.
-func listCapped(items []string) string {
-	if len(items) <= maxNoteItems {
-		return joinEscaped(items)
+// gitLines are the items' lines, for the audit log.
+func gitLines(items []sandbox.GitItem) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.Line
 	}
-	return joinEscaped(items[:maxNoteItems]) + fmt.Sprintf("; and %d more like them (the audit log, where one is kept, lists them all; git config --list --show-origin shows a repository's settings)", len(items)-maxNoteItems)
+	return out
+}
+
+// listCapped joins at most maxNoteItems of items, escaped, the first by
+// rank (what is known to make git run a program first, the aliases
+// last), and names those left out by kind and file (a command that wrote
+// ten thousand aliases made a note of a megabyte; red team 6: fifty
+// aliases sorted by name before a planted core.fsmonitor pushed it into
+// "and 2 more like them", never named); the audit log, where one is
+// kept, has them all.
+func listCapped(items []sandbox.GitItem) string {
+	items = slices.Clone(items)
+	sandbox.SortGitItems(items)
+	if len(items) <= maxNoteItems {
+		return joinEscaped(gitLines(items))
+	}
+	return joinEscaped(gitLines(items[:maxNoteItems])) + fmt.Sprintf("; and %d more, not listed here: %s (the audit log, where one is kept, lists them all; git config --list --show-origin shows a repository's settings)", len(items)-maxNoteItems, leftOut(items[maxNoteItems:]))
 }
 
 // maxNoteItems bounds the things one git note lists.
 const maxNoteItems = 50
+
+// leftOut names the items a note leaves out, a count of each kind in
+// each file or folder: ranked, and within a rank the fewest first (one
+// planted setting among a thousand aliases of another kind is not the
+// last named); at most maxNoteGroups, the rest counted, with how many of
+// them are known to make git run a program.
+func leftOut(items []sandbox.GitItem) string {
+	type group struct {
+		rank       int
+		one, many  string
+		where      string
+		n, ordinal int
+	}
+	var groups []*group
+	at := map[[3]string]*group{}
+	for _, it := range items {
+		k := [3]string{it.One, it.Many, it.Where}
+		g := at[k]
+		if g == nil {
+			g = &group{rank: it.Rank, one: it.One, many: it.Many, where: it.Where, ordinal: len(groups)}
+			at[k] = g
+			groups = append(groups, g)
+		}
+		g.rank = min(g.rank, it.Rank)
+		g.n++
+	}
+	slices.SortFunc(groups, func(a, b *group) int {
+		if a.rank != b.rank {
+			return a.rank - b.rank
+		}
+		if a.n != b.n {
+			return a.n - b.n
+		}
+		return a.ordinal - b.ordinal
+	})
+	var named []string
+	for _, g := range groups[:min(len(groups), maxNoteGroups)] {
+		s := fmt.Sprintf("%d %s", g.n, g.many)
+		if g.n == 1 {
+			s = "1 " + g.one
+		}
+		if g.where != "" {
+			s += " in " + g.where
+		}
+		named = append(named, approval.Escape(s))
+	}
+	out := strings.Join(named, ", ")
+	if rest := groups[min(len(groups), maxNoteGroups):]; len(rest) > 0 {
+		n, runs := 0, 0
+		for _, g := range rest {
+			n += g.n
+			if g.rank == sandbox.RankRuns {
+				runs += g.n
+			}
+		}
+		out += fmt.Sprintf(", and %d more of %d other kinds or places", n, len(rest))
+		if runs > 0 {
+			out += fmt.Sprintf(" (%d of them known to make git run a program)", runs)
+		}
+	}
+	return out
+}
+
+// maxNoteGroups bounds the kinds and places a note names among the
+// things it leaves out.
+const maxNoteGroups = 16
 
 // joinEscaped joins what the survey found, each escaped: a path or a
 // value is the command's to choose, and a CR, an erase-line or a

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/unified-exec/unified-exec/policy"
+	"github.com/unified-exec/unified-exec/sandbox"
 	"github.com/unified-exec/unified-exec/unifiedexec"
 )
 
@@ -461,6 +462,72 @@ func TestHooksLinkLocksNothing(t *testing.T) {
 	}
 }
 
+// TestGitNoteRanksProgramsFirst: a command that writes sixty aliases
+// with "!", sixty without and a setting of its own beside a planted
+// core.fsmonitor and a filter gets a note that names those two, and the
+// rest left out by kind and file (red team 6: fifty aliases sorted by name
+// before the core.fsmonitor pushed it into "and 2 more like them").
+func TestGitNoteRanksProgramsFirst(t *testing.T) {
+	notes := hostGitAfter(t, []string{
+		`git init -q . && for i in $(seq 10 69); do git config alias.a$i '!true'; git config alias.b$i status; done && git config foo.bar 1 && git config filter.x.smudge $EVIL && git config core.fsmonitor $EVIL`,
+	}, []string{"status"})
+	var note string
+	for _, n := range notes {
+		if strings.HasPrefix(n, "Git: this appeared") {
+			note = n
+		}
+	}
+	for _, want := range []string{
+		"/.git/config: core.fsmonitor = ", "/.git/config: filter.x.smudge = ", "/.git/config: foo.bar = 1",
+		"; and 74 more, not listed here: 14 aliases running a shell command in /", "/.git/config, 60 aliases in /",
+	} {
+		if !strings.Contains(note, want) {
+			t.Errorf("the note does not tell %q: %q", want, note)
+		}
+	}
+}
+
+// TestGitNoteLeftOutNamed: what a note leaves out is named by kind and
+// file, ranked, the fewest of a rank first, at most maxNoteGroups of
+// them, and the rest counted with those known to run a program among
+// them; the partial note is bounded the same.
+func TestGitNoteLeftOutNamed(t *testing.T) {
+	var items []sandbox.GitItem
+	add := func(n, rank int, one, many, where string) {
+		for i := range n {
+			items = append(items, sandbox.GitItem{Line: fmt.Sprintf("%s %s %d", where, one, i), Rank: rank, One: one, Many: many, Where: where})
+		}
+	}
+	add(100, sandbox.RankAlias, "alias", "aliases", "/ws/.git/config")
+	add(maxNoteItems, sandbox.RankRuns, "pager.* setting", "pager.* settings", "/ws/.git/config")
+	add(1, sandbox.RankRuns, "core.fsmonitor setting", "core.fsmonitor settings", "/ws/sub/.git/config")
+	add(2, sandbox.RankRuns, "hook", "hooks", "/ws/sub/.git/hooks")
+	add(3, sandbox.RankUnchecked, "bound of the check reached", "bounds of the check reached", "")
+	note := gitNote(items)
+	want := "; and 106 more, not listed here: 1 core.fsmonitor setting in /ws/sub/.git/config, 2 hooks in /ws/sub/.git/hooks, 3 bounds of the check reached, 100 aliases in /ws/.git/config (the audit log"
+	if !strings.Contains(note, want) {
+		t.Errorf("the note does not name what it leaves out as %q: %q", want, note)
+	}
+	if strings.Contains(note, "alias 0") || !strings.Contains(note, "pager.* setting 49") {
+		t.Errorf("the note does not list the first ranked first: %q", note)
+	}
+	// More kinds and places than a note names: the rest counted, and
+	// those that run programs among them told.
+	items = nil
+	add(maxNoteItems, sandbox.RankRuns, "hook", "hooks", "/ws/a/.git/hooks")
+	for i := range maxNoteGroups + 3 {
+		add(1, sandbox.RankRuns, "hook", "hooks", fmt.Sprintf("/ws/r%02d/.git/hooks", i))
+	}
+	add(5, sandbox.RankAlias, "alias", "aliases", "/ws/.git/config")
+	note = gitPartialNote(items)
+	if !strings.Contains(note, fmt.Sprintf("1 hook in /ws/r%02d/.git/hooks, and 8 more of 4 other kinds or places (3 of them known to make git run a program)", maxNoteGroups-1)) {
+		t.Errorf("the note does not count the rest: %q", note)
+	}
+	if len(note) > 16<<10 {
+		t.Errorf("the note is %d bytes", len(note))
+	}
+}
+
 // TestGitNoteBounded: a command that writes thousands of settings gets a
 // note of the first maxNoteItems and a count of the rest, not a note of a
 // megabyte; what could not be listed one by one (the core.fsmonitor past
@@ -481,9 +548,10 @@ func TestGitNoteBounded(t *testing.T) {
 	if len(note) > 64<<10 {
 		t.Errorf("the note is %d bytes", len(note))
 	}
-	if !strings.Contains(note, "more like them") {
-		t.Errorf("the note does not say how many more there are: %.400s", note)
+	if !strings.Contains(note, "more, not listed here: ") || !strings.Contains(note, " aliases running a shell command in ") {
+		t.Errorf("the note does not say what more there is: %.400s", note[max(0, len(note)-600):])
 	}
+	t.Logf("%s", note[max(0, len(note)-600):])
 	// The core.fsmonitor, past the entries listed one by one, is in
 	// the folded item, which comes first.
 	if !strings.Contains(note, "sub/.git/config: ") || !strings.Contains(note, " more entries that are not known to be harmless") {

@@ -70,6 +70,9 @@ type gitSurvey struct {
 	// the configuration files whose entries are in it.
 	items map[string]string
 	noted map[string]bool
+	// entries are where the configuration entries among items come
+	// from, by item key (see GitItem).
+	entries map[string]entryAt
 	// includes and rereads count the included files read, and read
 	// again (see maxIncludes); ranks
 	// the next rank of each entry's item key (see entry).
@@ -864,6 +867,10 @@ func (s *gitSurvey) entry(file string, e gitEntry, base string) {
 			key = fmt.Sprintf("%s: %s (#%d)", file, e.key, i)
 		}
 		s.items[key] = e.value
+		if s.entries == nil {
+			s.entries = map[string]entryAt{}
+		}
+		s.entries[key] = entryAt{file, e.key}
 	}
 	s.programs(e, base)
 }
@@ -1555,7 +1562,8 @@ const fencedKey = "fenced "
 // but what the command itself wrote there must reach a person before
 // they run git in it.
 type GitState struct {
-	items map[string]string
+	items   map[string]string
+	entries map[string]entryAt // see gitSurvey.entries
 }
 
 // WatchGit finds the git state of the writable roots that the policy's
@@ -1577,7 +1585,7 @@ func WatchGit(p policy.Sandbox, workspace string) (GitState, error) {
 	extra, _ := gitRoots(roots, home, fc)
 	roots = dedupe(append(roots, extra...))
 	s := survey(roots, tmp, nil, nil, fc, home, true, p.CommandEnv)
-	st := GitState{items: s.items}
+	st := GitState{items: s.items, entries: s.entries}
 	for _, dir := range s.hookDirs {
 		// Listed only where commands can list it (a hooks folder linked
 		// to ~/.ssh told its names: red team 44).
@@ -1631,42 +1639,20 @@ const fencedHook = "a symbolic link to what is in a path commands cannot read: g
 func (s GitState) Len() int { return len(s.items) }
 
 // Since lists what is in s and was not in before, or differs: one line
-// each, for people; sorted, what the check could not list one by one (see
-// maxConfigItems) first, as a note may show only the first lines.
+// each, for people; ranked, what is known to make git run a program
+// first, what the check could not check (see maxConfigItems) next, the
+// aliases last (see SinceItems), as a note may show only the first lines.
 func (s GitState) Since(before GitState) []string {
-	var bounds, out []string
-	for k, v := range s.items {
-		if old, ok := before.items[k]; ok && old == v {
-			continue
-		}
-		if strings.HasPrefix(k, "bound ") {
-			bounds = append(bounds, gitLine(k, v))
-		} else {
-			out = append(out, gitLine(k, v))
-		}
-	}
-	slices.Sort(bounds)
-	slices.Sort(out)
-	return append(bounds, out...)
+	return itemLines(s.SinceItems(before))
 }
 
-// Unchecked lists, sorted, what s could not check — an index it could not
+// Unchecked lists, ranked, what s could not check — an index it could not
 // read as git does, a search stopped at its bound — and baseline could:
 // told after every command while it lasts, not once (red team 21 made an
 // index the survey could not read, told once while nothing was in the
 // submodule it hid, then planted a program there, untold).
 func (s GitState) Unchecked(baseline GitState) []string {
-	var out []string
-	for k, v := range s.items {
-		if !strings.HasPrefix(k, "index ") && !strings.HasPrefix(k, "bound ") && !strings.HasPrefix(k, "unlisted ") {
-			continue
-		}
-		if _, ok := baseline.items[k]; !ok {
-			out = append(out, gitLine(k, v))
-		}
-	}
-	slices.Sort(out)
-	return out
+	return itemLines(s.UncheckedItems(baseline))
 }
 
 // gitLine is one item of a state, for people.

@@ -1641,3 +1641,62 @@ func TestUserHomesLocalNotCounted(t *testing.T) {
 		t.Errorf("the name services were asked %d times", asked)
 	}
 }
+
+// TestGitItemsRanked: what a state tells comes ranked — hooks and the
+// settings known to run a program first, aliases last — each with its
+// kind and file, read from the entry, not from its line: a repository
+// whose path holds ": alias.x = " and a diff driver named "x: alias" are
+// not taken for aliases (red team 6: fifty aliases sorted by name before
+// a planted core.fsmonitor pushed it out of the note).
+func TestGitItemsRanked(t *testing.T) {
+	g := newGitTree(t)
+	dir := "r: alias.x = y"
+	g.repo(t, dir)
+	cfg := g.ws + "/" + dir + "/.git/config"
+	body := "[core]\n\tfsmonitor = ./evil.sh\n[diff \"x: alias\"]\n\ttextconv = ./evil.sh\n[foo]\n\tbar = 1\n[alias]\n"
+	for i := range 30 {
+		body += fmt.Sprintf("\ta%d = !true\n\tb%d = status\n", i, i)
+	}
+	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(body); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	g.write(t, dir+"/.git/hooks/pre-commit", "#!/bin/sh\n", 0o755)
+	items := g.watch(t).SinceItems(GitState{})
+	find := func(s string) GitItem {
+		t.Helper()
+		i := slices.IndexFunc(items, func(it GitItem) bool { return strings.Contains(it.Line, s) })
+		if i < 0 {
+			t.Fatalf("%q is not told: %q", s, itemLines(items))
+		}
+		return items[i]
+	}
+	for _, c := range []struct {
+		line  string
+		rank  int
+		one   string
+		where string
+	}{
+		{cfg + ": core.fsmonitor = ./evil.sh", RankRuns, "core.fsmonitor setting", cfg},
+		{cfg + ": diff.x: alias.textconv = ./evil.sh", RankRuns, "diff.*.textconv setting", cfg},
+		{"hook " + g.ws + "/" + dir + "/.git/hooks/pre-commit", RankRuns, "hook", g.ws + "/" + dir + "/.git/hooks"},
+		{cfg + ": foo.bar = 1", RankSetting, "foo.bar setting", cfg},
+		{cfg + ": alias.a7 = !true", RankShellAlias, "alias running a shell command", cfg},
+		{cfg + ": alias.b7 = status", RankAlias, "alias", cfg},
+	} {
+		it := find(c.line)
+		if it.Rank != c.rank || it.One != c.one || it.Where != c.where {
+			t.Errorf("%s: rank %d, %q in %q; want rank %d, %q in %q", c.line, it.Rank, it.One, it.Where, c.rank, c.one, c.where)
+		}
+	}
+	if !slices.IsSortedFunc(items, func(a, b GitItem) int { return a.Rank - b.Rank }) {
+		t.Errorf("not ranked: %q", itemLines(items))
+	}
+	if news := g.watch(t).Since(GitState{}); !strings.Contains(news[0]+news[1]+news[2], "core.fsmonitor") {
+		t.Errorf("Since does not list core.fsmonitor among the first: %q", news[:3])
+	}
+}

@@ -1,0 +1,200 @@
+package sandbox
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A note may show only the first of the things a GitState tells (the
+// orchestrator's lists at most 50): they come ranked, what is known to
+// make git run a program first, and each says what kind of thing it is
+// and where, so that those left out can be named by kind and file (red
+// team 6: fifty aliases sorted before a planted core.fsmonitor pushed it
+// into "and 2 more like them", never named).
+
+// GitItem is one thing a GitState tells.
+type GitItem struct {
+	// Line is the item, for people (unescaped).
+	Line string
+	// Rank orders the items of a note: RankRuns first.
+	Rank int
+	// One and Many name its kind, for one and for several ("an
+	// executable hook", "executable hooks").
+	One, Many string
+	// Where is the file or folder it is in ("" where none is told).
+	Where string
+}
+
+// The ranks of GitItem, first to last.
+const (
+	// RankRuns: makes git run a program, or read what it does not
+	// check, without anyone naming it: hooks, core.fsmonitor,
+	// core.hooksPath, includes, pagers, editors, filters, diff and merge
+	// drivers, credential helpers, remotes, a commondir or .git file
+	// sending a repository elsewhere, what a program the configuration
+	// names now holds; and any kind of item not known here.
+	RankRuns = iota
+	// RankUnchecked: what the survey could not check (a bound, a file
+	// not read, a path commands cannot read), which may hide anything.
+	RankUnchecked
+	// RankSetting: a setting neither known harmless nor known to run a
+	// program.
+	RankSetting
+	// RankShellAlias: an alias starting with "!", which runs a shell
+	// command when git is asked for it by its name.
+	RankShellAlias
+	// RankAlias: any other alias (run only when asked for by its name).
+	RankAlias
+)
+
+// entryAt is where a configuration entry's item comes from (see
+// gitSurvey.entry): its item key is "file: key", and either may hold
+// ": ", so the kind is never read back from the text.
+type entryAt struct {
+	file, key string
+}
+
+// SinceItems is Since, each item with its rank, kind and place: ranked
+// (see RankRuns), then sorted by line.
+func (s GitState) SinceItems(before GitState) []GitItem {
+	var out []GitItem
+	for k, v := range s.items {
+		if old, ok := before.items[k]; ok && old == v {
+			continue
+		}
+		out = append(out, s.item(k, v))
+	}
+	SortGitItems(out)
+	return out
+}
+
+// UncheckedItems is Unchecked, each item with its rank, kind and place.
+func (s GitState) UncheckedItems(baseline GitState) []GitItem {
+	var out []GitItem
+	for k, v := range s.items {
+		if !strings.HasPrefix(k, "index ") && !strings.HasPrefix(k, "bound ") && !strings.HasPrefix(k, "unlisted ") {
+			continue
+		}
+		if _, ok := baseline.items[k]; !ok {
+			out = append(out, s.item(k, v))
+		}
+	}
+	SortGitItems(out)
+	return out
+}
+
+// SortGitItems sorts items by rank, then by line.
+func SortGitItems(items []GitItem) {
+	slices.SortFunc(items, func(a, b GitItem) int {
+		if a.Rank != b.Rank {
+			return a.Rank - b.Rank
+		}
+		return strings.Compare(a.Line, b.Line)
+	})
+}
+
+// itemLines are the items' lines.
+func itemLines(items []GitItem) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.Line
+	}
+	return out
+}
+
+// item is the item of key k, value v.
+func (s GitState) item(k, v string) GitItem {
+	it := GitItem{Line: gitLine(k, v)}
+	if e, ok := s.entries[k]; ok {
+		it.Rank, it.One, it.Many = entryKind(e.key, v)
+		it.Where = e.file
+		return it
+	}
+	kind := func(rank int, one, many, where string) GitItem {
+		it.Rank, it.One, it.Many, it.Where = rank, one, many, where
+		return it
+	}
+	switch {
+	case strings.HasPrefix(k, "hook "):
+		return kind(RankRuns, "hook", "hooks", filepath.Dir(strings.TrimPrefix(k, "hook ")))
+	case strings.HasPrefix(k, "program "):
+		return kind(RankRuns, "program the configuration names", "programs the configuration names", filepath.Dir(strings.TrimPrefix(k, "program ")))
+	case strings.HasPrefix(k, "legacy remote "):
+		return kind(RankRuns, "remote in git's older form", "remotes in git's older form", filepath.Dir(strings.TrimPrefix(k, "legacy remote ")))
+	case strings.HasPrefix(k, "paused "):
+		return kind(RankRuns, "paused rebase or cherry-pick", "paused rebases or cherry-picks", strings.TrimPrefix(k, "paused "))
+	case strings.HasSuffix(k, " points to"):
+		return kind(RankRuns, "repository sent elsewhere", "repositories sent elsewhere", filepath.Dir(strings.TrimSuffix(k, " points to")))
+	case strings.HasSuffix(k, " names"):
+		return kind(RankRuns, "repository named by a path not checked", "repositories named by paths not checked", filepath.Dir(strings.TrimSuffix(k, " names")))
+	case strings.HasPrefix(k, foldedKey):
+		return kind(RankUnchecked, "file's entries past the bound", "files' entries past the bound", strings.TrimPrefix(k, foldedKey))
+	case strings.HasPrefix(k, unreadKey):
+		return kind(RankUnchecked, "configuration file not read whole", "configuration files not read whole", strings.TrimPrefix(k, unreadKey))
+	case strings.HasPrefix(k, "bound "):
+		return kind(RankUnchecked, "bound of the check reached", "bounds of the check reached", "")
+	case strings.HasPrefix(k, fencedKey):
+		return kind(RankUnchecked, "path git reads that commands cannot (not read)", "paths git reads that commands cannot (not read)", filepath.Dir(strings.TrimPrefix(k, fencedKey)))
+	case strings.HasPrefix(k, readerKey):
+		return kind(RankUnchecked, "path each process reads as its own", "paths each process reads as its own", filepath.Dir(strings.TrimPrefix(k, readerKey)))
+	case strings.HasPrefix(k, "unlisted "):
+		return kind(RankUnchecked, "folder that cannot be listed", "folders that cannot be listed", strings.TrimPrefix(k, "unlisted "))
+	case strings.HasPrefix(k, "index "):
+		return kind(RankUnchecked, "index not read as git reads it", "indexes not read as git reads them", strings.TrimPrefix(k, "index "))
+	}
+	// Of no kind known here: first.
+	return kind(RankRuns, "other thing", "other things", "")
+}
+
+// entryKind ranks the configuration entry key = value and names its
+// kind. A key git reads to run a program, or to read a file as
+// configuration, ranks first; an alias last; the rest between. The key
+// is as parseGitConfig gives it (section and name lower case).
+func entryKind(key, value string) (rank int, one, many string) {
+	if key == tooLargeKey || key == unparsedKey {
+		return RankUnchecked, "configuration file not read", "configuration files not read"
+	}
+	section, sub, name := splitKey(key)
+	pattern := section + "." + name
+	if sub != "" {
+		pattern = section + ".*." + name
+	}
+	switch {
+	case section == "alias":
+		if strings.HasPrefix(strings.TrimSpace(value), "!") {
+			return RankShellAlias, "alias running a shell command", "aliases running a shell command"
+		}
+		return RankAlias, "alias", "aliases"
+	case runsKey[pattern], section == "pager", section == "hook":
+		return RankRuns, pattern + " setting", pattern + " settings"
+	}
+	return RankSetting, pattern + " setting", pattern + " settings"
+}
+
+// runsKey are the configuration keys (the subsection as "*") git reads to
+// run a program, to send a command elsewhere (a remote: git push runs a
+// local repository's hooks), or to read files as configuration,
+// attributes or templates. Ranking only: every key not known harmless is
+// told (see noteworthy); one git adds that is not here ranks with the
+// other settings, before the aliases.
+var runsKey = map[string]bool{
+	"core.fsmonitor": true, "core.hookspath": true, "core.sshcommand": true, "core.pager": true,
+	"core.editor": true, "core.askpass": true, "core.gitproxy": true, "core.alternaterefscommand": true,
+	"core.worktree": true, "core.attributesfile": true,
+	"sequence.editor": true, "diff.external": true, "diff.tool": true, "merge.tool": true,
+	"credential.helper": true, "credential.*.helper": true,
+	"gpg.program": true, "gpg.*.program": true, "gpg.*.defaultkeycommand": true,
+	"include.path": true, "includeif.*.path": true, "init.templatedir": true,
+	"filter.*.clean": true, "filter.*.smudge": true, "filter.*.process": true,
+	"diff.*.textconv": true, "diff.*.command": true, "merge.*.driver": true,
+	"difftool.*.cmd": true, "difftool.*.path": true, "mergetool.*.cmd": true, "mergetool.*.path": true,
+	"interactive.difffilter": true, "imap.tunnel": true, "uploadpack.packobjectshook": true,
+	"remote.*.url": true, "remote.*.pushurl": true, "remote.*.uploadpack": true, "remote.*.receivepack": true,
+	"remote.*.vcs": true, "url.*.insteadof": true, "url.*.pushinsteadof": true,
+	"branch.*.remote": true, "branch.*.pushremote": true, "extensions.partialclone": true,
+	"submodule.*.update": true, "submodule.*.url": true, "protocol.allow": true, "protocol.*.allow": true,
+	"man.*.cmd": true, "man.*.path": true, "browser.*.cmd": true, "browser.*.path": true, "web.browser": true,
+	"sendemail.smtpserver": true, "sendemail.tocmd": true, "sendemail.cccmd": true,
+	"sendemail.headercmd": true, "sendemail.sendmailcmd": true, "guitool.*.cmd": true,
+}

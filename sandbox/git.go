@@ -84,6 +84,9 @@ type gitSurvey struct {
 	// programWords counts the paths programs looked at.
 	programWords int
 	ranks        map[string]int
+	// hashed is what fingerprint found of each file, by its real path:
+	// read once a survey.
+	hashed map[string]string
 	// global is the user's own configuration (~/.gitconfig and
 	// ~/.config/git/config), which every repository reads.
 	global []gitEntry
@@ -987,31 +990,67 @@ func (s *gitSurvey) fingerprint(path string) string {
 	case !s.inRoots(real) && real != "/dev/shm" && !within(real, "/dev/shm"):
 		return "outside what commands can write (not read)"
 	}
-	return contentOf(s.fc, real)
+	// Each file hashed once a survey: a thousand aliases naming one
+	// program of 64 MiB read it a thousand times.
+	if v, ok := s.hashed[real]; ok {
+		return v
+	}
+	if s.hashed == nil {
+		s.hashed = map[string]string{}
+	}
+	v := contentOf(s.fc, real)
+	s.hashed[real] = v
+	return v
 }
 
 // contentOf identifies what the file at path holds: its size and a hash
-// of its content, read each time (see readGitConfig).
+// of its content, read each time (see readGitConfig). Of a file past
+// maxHashed, its size as its descriptor tells it, and a hash of its first
+// maxHashed and last maxTailHashed bytes (only the first were hashed, and
+// their count told as the size: a program grown or rewritten past 64 MiB
+// was told the same).
 func contentOf(fc *fence, path string) string {
 	f, err := fc.open(path)
 	if err != nil {
 		return "unreadable: " + err.Error()
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
 	h := sha256.New()
 	n, err := io.Copy(h, io.LimitReader(f, maxHashed))
 	if err != nil {
 		return "unreadable: " + err.Error()
 	}
-	more := ""
-	if n == maxHashed {
-		more = " of its first 64 MiB"
+	if n < maxHashed || info.Size() <= maxHashed {
+		return fmt.Sprintf("%d bytes, sha256 %x", n, h.Sum(nil)[:12])
 	}
-	return fmt.Sprintf("%d bytes, sha256%s %x", n, more, h.Sum(nil)[:12])
+	size := info.Size()
+	if _, err := io.Copy(h, io.NewSectionReader(f, max(size-maxTailHashed, maxHashed), maxTailHashed)); err != nil {
+		return "unreadable: " + err.Error()
+	}
+	return fmt.Sprintf("%d bytes, sha256 of its first %s and last %s %x", size, sizeText(maxHashed), sizeText(maxTailHashed), h.Sum(nil)[:12])
 }
 
-// maxHashed bounds what contentOf reads of one file.
-const maxHashed = 64 << 20
+// maxHashed and maxTailHashed bound what contentOf reads of one file: its
+// start and its end (variables for the tests).
+var (
+	maxHashed     int64 = 64 << 20
+	maxTailHashed int64 = 64 << 10
+)
+
+// sizeText is n bytes for people: in MiB or KiB where whole.
+func sizeText(n int64) string {
+	switch {
+	case n > 0 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n > 0 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
 
 // remoteNamed: e names a remote (a branch's, a partial clone's) that the
 // configuration file it is in, or the user's own, gives a URL of its own

@@ -1700,3 +1700,58 @@ func TestGitItemsRanked(t *testing.T) {
 		t.Errorf("Since does not list core.fsmonitor among the first: %q", news[:3])
 	}
 }
+
+// TestContentPastHashBound: a file past what contentOf hashes of its
+// start (64 MiB; 1 MiB here) is told by its size and with its end hashed
+// too: grown, or rewritten at its end at the same size, it is told again
+// (only its first 64 MiB were hashed, their count told as the size); and
+// one survey reads a file once, however many entries name it.
+func TestContentPastHashBound(t *testing.T) {
+	old := maxHashed
+	maxHashed = 1 << 20
+	t.Cleanup(func() { maxHashed = old })
+	dir := t.TempDir()
+	p := filepath.Join(dir, "big")
+	body := []byte(strings.Repeat("x", 3<<20))
+	write := func() string {
+		t.Helper()
+		if err := os.WriteFile(p, body, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return contentOf(nil, p)
+	}
+	first := write()
+	if !strings.HasPrefix(first, fmt.Sprintf("%d bytes, sha256 of its first 1 MiB and last 64 KiB ", len(body))) {
+		t.Errorf("told as %q", first)
+	}
+	if again := write(); again != first {
+		t.Errorf("the same content told as %q, then %q", first, again)
+	}
+	body[len(body)-1] = 'y'
+	if end := write(); end == first {
+		t.Errorf("a change at its end is not seen: %q", end)
+	}
+	body = append(body, 'z')
+	grown := write()
+	if grown == first || !strings.HasPrefix(grown, fmt.Sprintf("%d bytes,", len(body))) {
+		t.Errorf("grown, told as %q (was %q)", grown, first)
+	}
+	small := filepath.Join(dir, "small")
+	if err := os.WriteFile(small, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := contentOf(nil, small); got != "3 bytes, sha256 ba7816bf8f01cfea414140de" {
+		t.Errorf("a small file told as %q", got)
+	}
+	// Once a survey: what it found first is what it tells.
+	s := &gitSurvey{roots: []string{dir}}
+	before := s.fingerprint(p)
+	body[0] = 'w'
+	write()
+	if got := s.fingerprint(p); got != before {
+		t.Errorf("one survey read the file twice: %q, then %q", before, got)
+	}
+	if got := (&gitSurvey{roots: []string{dir}}).fingerprint(p); got == before {
+		t.Errorf("a new survey does not see the change: %q", got)
+	}
+}

@@ -1755,3 +1755,21 @@ func TestContentPastHashBound(t *testing.T) {
 		t.Errorf("a new survey does not see the change: %q", got)
 	}
 }
+
+// TestGitItemsRankedPausedAndPaths: a paused rebase's file not checked or
+// read in part, and a path file (commondir, gitdir) past the bound, rank
+// with what makes git run a program, and name their folder.
+func TestGitItemsRankedPausedAndPaths(t *testing.T) {
+	for _, c := range []struct {
+		key, where string
+	}{
+		{pausedStateKey + "/r/.git/rebase-merge/strategy", "/r/.git/rebase-merge"},
+		{boundPausedKey + "/r/.git/rebase-merge/git-rebase-todo", "/r/.git/rebase-merge"},
+		{boundPathKey + "/r/.git/commondir", "/r/.git"},
+	} {
+		it := GitState{}.item(c.key, "v")
+		if it.Rank != RankRuns || it.Where != c.where {
+			t.Errorf("%s: rank %d in %q (%q); want rank %d in %q", c.key, it.Rank, it.Where, it.One, RankRuns, c.where)
+		}
+	}
+}

@@ -122,6 +122,8 @@ func (s GitState) item(k, v string) GitItem {
 		return kind(RankRuns, "program the configuration names", "programs the configuration names", filepath.Dir(strings.TrimPrefix(k, "program ")))
 	case strings.HasPrefix(k, "legacy remote "):
 		return kind(RankRuns, "remote in git's older form", "remotes in git's older form", filepath.Dir(strings.TrimPrefix(k, "legacy remote ")))
+	case strings.HasPrefix(k, pausedStateKey):
+		return kind(RankRuns, "file of a paused rebase or cherry-pick not checked", "files of a paused rebase or cherry-pick not checked", filepath.Dir(strings.TrimPrefix(k, pausedStateKey)))
 	case strings.HasPrefix(k, "paused "):
 		return kind(RankRuns, "paused rebase or cherry-pick", "paused rebases or cherry-picks", strings.TrimPrefix(k, "paused "))
 	case strings.HasSuffix(k, " points to"):
@@ -132,6 +134,10 @@ func (s GitState) item(k, v string) GitItem {
 		return kind(RankUnchecked, "file's entries past the bound", "files' entries past the bound", strings.TrimPrefix(k, foldedKey))
 	case strings.HasPrefix(k, unreadKey):
 		return kind(RankUnchecked, "configuration file not read whole", "configuration files not read whole", strings.TrimPrefix(k, unreadKey))
+	case strings.HasPrefix(k, boundPathKey):
+		return kind(RankRuns, "path git reads past the bound", "paths git reads past the bound", filepath.Dir(strings.TrimPrefix(k, boundPathKey)))
+	case strings.HasPrefix(k, boundPausedKey):
+		return kind(RankRuns, "file of a paused rebase read in part", "files of a paused rebase read in part", filepath.Dir(strings.TrimPrefix(k, boundPausedKey)))
 	case strings.HasPrefix(k, "bound "):
 		return kind(RankUnchecked, "bound of the check reached", "bounds of the check reached", "")
 	case strings.HasPrefix(k, fencedKey):

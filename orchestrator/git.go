@@ -273,3 +273,41 @@ func joinEscaped(items []string) string {
 	}
 	return strings.Join(escaped, "; ")
 }
+
+// keptPaths are the paths a plan of this orchestrator kept read-only
+// (protected: a repository's configuration and hooks, the programs it
+// names), which every later plan keeps so (see [sandbox.Plan.Keep]): the
+// first ones are the host's, surveyed before any command ran, and a
+// repository a command makes cannot spend the survey's budgets so as to
+// have them left writable. At most maxKept, the first.
+type keptPaths struct {
+	mu    sync.Mutex
+	paths []string
+	seen  map[string]bool
+}
+
+// maxKept bounds the paths kept for later plans (each is a mount).
+const maxKept = 4096
+
+func (k *keptPaths) list() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Clone(k.paths)
+}
+
+func (k *keptPaths) add(paths []string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.seen == nil {
+		k.seen = map[string]bool{}
+	}
+	for _, p := range paths {
+		if len(k.paths) >= maxKept {
+			return
+		}
+		if !k.seen[p] {
+			k.seen[p] = true
+			k.paths = append(k.paths, p)
+		}
+	}
+}

@@ -558,3 +558,51 @@ func TestGitNoteBounded(t *testing.T) {
 		t.Errorf("the note does not tell the folded entries: %.600s", note)
 	}
 }
+
+// TestKeptProtectedPastTheBudget (red team 6, F5): a program the host's
+// repository names (projA's core.fsmonitor, a script of its work tree)
+// stays read-only for the orchestrator's life once a plan kept it so,
+// even after a command made a repository the survey reaches first (the
+// workspace's own) whose configuration spends the survey's budget, so
+// that projA's is left unread: a later command cannot rewrite the
+// script, which the host's git status in projA runs.
+func TestKeptProtectedPastTheBudget(t *testing.T) {
+	const maxEntriesForTest = 100_000 // the survey's budget of entries (sandbox's maxSurveyConfigEntries)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
+	proj := filepath.Join(f.ws, "projA")
+	script := filepath.Join(proj, "tools", "fsmon.sh")
+	for _, args := range [][]string{{"init", "-q", proj}, {"-C", proj, "config", "core.fsmonitor", "tools/fsmon.sh"}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	os.MkdirAll(filepath.Dir(script), 0o755)
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(cmd string) *unifiedexec.Response {
+		t.Helper()
+		r, err := f.exec(t, cmd, false, "")
+		if err != nil || r.ExitCode == nil {
+			t.Fatalf("%s: %v %+v", cmd, err, r)
+		}
+		return r
+	}
+	if r := run("echo x >> projA/tools/fsmon.sh"); *r.ExitCode == 0 {
+		t.Fatalf("the script is not read-only to start with: %+v", r)
+	}
+	// The workspace's own repository, surveyed before the nested one,
+	// with more entries than the survey reads in all.
+	run(fmt.Sprintf("git init -q . && { printf '[x]\\n'; seq %d | sed 's/.*/\\ta& = b/'; } >> .git/config", 2*maxEntriesForTest))
+	r := run("echo evil >> projA/tools/fsmon.sh; echo exit=$?")
+	body, _ := os.ReadFile(script)
+	if strings.Contains(string(body), "evil") {
+		t.Errorf("a command rewrote the host's fsmonitor script once the survey's budget was spent: %q (notes %q)", body, r.Notes)
+	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "projA/.git/config") }) {
+		t.Fatalf("projA's configuration was read whole (notes %q): the budget did not reach it, and the test tries nothing", r.Notes)
+	}
+}

@@ -83,6 +83,8 @@ type Orchestrator struct {
 	// readOnly are the policy file and the audit log: read-only for
 	// commands even inside a writable root.
 	readOnly []string
+	// kept is what a plan kept read-only, kept so by every later one.
+	kept keptPaths
 	// git is what made git run a program when last looked at.
 	git gitWatch
 }

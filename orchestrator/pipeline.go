@@ -290,6 +290,8 @@ func (o *Orchestrator) sandboxFor(sp policy.Sandbox, mode string) (sb *unifiedex
 	}
 	tracepoint.Mark("compiled the sandbox")
 	plan.AddReadOnlyFiles(o.readOnly...)
+	plan.Keep(o.kept.list())
+	o.kept.add(plan.Kept())
 	warnings := o.planWarnings(plan)
 	plan, notes, err = o.egressPlan(plan, sp)
 	if err != nil {

@@ -1773,3 +1773,24 @@ func TestGitItemsRankedPausedAndPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanKeep: Keep adds an earlier plan's kept paths that are still
+// there, inside a writable root, reached through no link; a link (to the
+// root itself here) is not followed, and what is gone or outside is left.
+func TestPlanKeep(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	file := filepath.Join(root, "tools", "fsmon.sh")
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	os.WriteFile(file, []byte("#!/bin/sh\n"), 0o755)
+	link := filepath.Join(root, "hooks")
+	os.Symlink(".", link)
+	p := Plan{WritableRoots: []string{root}}
+	p.Keep([]string{file, link, filepath.Join(root, "gone"), filepath.Join(outside, "x"), outside})
+	if !slices.Equal(p.Protected, []string{file}) {
+		t.Errorf("kept %q, want only %s", p.Protected, file)
+	}
+	if !slices.Contains(p.Kept(), file) {
+		t.Errorf("Kept() = %q lacks %s", p.Kept(), file)
+	}
+}

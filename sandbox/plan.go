@@ -748,6 +748,42 @@ func (p *Plan) AddReadOnlyFiles(files ...string) {
 	}
 }
 
+// Kept is what p keeps read-only for commands that later plans of the
+// same workspace must keep so too (see [Plan.Keep]): its protected paths,
+// but those left to the report after each command (in /tmp and $TMPDIR,
+// carved without a mount namespace).
+func (p *Plan) Kept() []string {
+	return slices.DeleteFunc(slices.Clone(p.Protected), func(x string) bool { return slices.Contains(p.uncarved, x) })
+}
+
+// Keep keeps read-only in p what an earlier plan kept so (its [Plan.Kept])
+// and is still there, inside a writable root: the survey of the git
+// repositories has budgets, and a repository a command made, surveyed
+// first, can spend them, leaving unread the configuration that named a
+// host's program (red team 6, F5: projA's core.fsmonitor script, kept
+// read-only until then, was rewritten by the next command, untold). Each
+// is kept only where it is still reached through no symbolic link: a
+// protected link (a hooks folder linked to the workspace, red team 44) is
+// the survey's to cover as it is, never followed here.
+func (p *Plan) Keep(paths []string) {
+	added := false
+	for _, x := range paths {
+		real, err := filepath.EvalSymlinks(x)
+		if err != nil || real != x || !slices.ContainsFunc(p.WritableRoots, func(r string) bool { return within(real, r) }) {
+			continue
+		}
+		if slices.Contains(p.uncarved, real) || slices.Contains(p.Protected, real) {
+			continue
+		}
+		p.Protected = append(p.Protected, real)
+		added = true
+	}
+	if added {
+		p.Protected = dedupe(p.Protected)
+		p.carveWrite()
+	}
+}
+
 // serviceSockets names the sockets through which a sandboxed command
 // could act outside the sandbox, with the user's keys or as root: the
 // ssh-agent ($SSH_AUTH_SOCK), the gpg and keyring agents, the user's and

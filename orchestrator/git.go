@@ -243,16 +243,43 @@ func leftOut(items []sandbox.GitItem) string {
 	}
 	out := strings.Join(named, ", ")
 	if rest := groups[min(len(groups), maxNoteGroups):]; len(rest) > 0 {
-		n, runs := 0, 0
+		// Of the rest, what is known to make git run a program is named
+		// by kind, wherever it is: those kinds are few (red team 7:
+		// places enough of one kind left a core.fsmonitor counted, never
+		// named).
+		n := 0
+		var kinds []*group
+		of := map[string]*group{}
 		for _, g := range rest {
 			n += g.n
-			if g.rank == sandbox.RankRuns {
-				runs += g.n
+			if g.rank > sandbox.RankRuns {
+				continue
 			}
+			k := of[g.one]
+			if k == nil {
+				k = &group{rank: g.rank, one: g.one, many: g.many, ordinal: len(kinds)}
+				of[g.one] = k
+				kinds = append(kinds, k)
+			}
+			k.n += g.n
 		}
 		out += fmt.Sprintf(", and %d more of %d other kinds or places", n, len(rest))
-		if runs > 0 {
-			out += fmt.Sprintf(" (%d of them known to make git run a program)", runs)
+		if len(kinds) > 0 {
+			slices.SortFunc(kinds, func(a, b *group) int {
+				if a.rank != b.rank {
+					return a.rank - b.rank
+				}
+				return a.ordinal - b.ordinal
+			})
+			var runs []string
+			for _, k := range kinds {
+				s := fmt.Sprintf("%d %s", k.n, k.many)
+				if k.n == 1 {
+					s = "1 " + k.one
+				}
+				runs = append(runs, approval.Escape(s))
+			}
+			out += " (among them, known to make git run a program: " + strings.Join(runs, ", ") + ")"
 		}
 	}
 	return out

@@ -499,9 +499,9 @@ func TestGitNoteLeftOutNamed(t *testing.T) {
 		}
 	}
 	add(100, sandbox.RankAlias, "alias", "aliases", "/ws/.git/config")
-	add(maxNoteItems, sandbox.RankRuns, "pager.* setting", "pager.* settings", "/ws/.git/config")
-	add(1, sandbox.RankRuns, "core.fsmonitor setting", "core.fsmonitor settings", "/ws/sub/.git/config")
-	add(2, sandbox.RankRuns, "hook", "hooks", "/ws/sub/.git/hooks")
+	add(maxNoteItems, sandbox.RankEveryday, "pager.* setting", "pager.* settings", "/ws/.git/config")
+	add(1, sandbox.RankEveryday, "core.fsmonitor setting", "core.fsmonitor settings", "/ws/sub/.git/config")
+	add(2, sandbox.RankEveryday, "hook", "hooks", "/ws/sub/.git/hooks")
 	add(3, sandbox.RankUnchecked, "bound of the check reached", "bounds of the check reached", "")
 	note := gitNote(items)
 	want := "; and 106 more, not listed here: 1 core.fsmonitor setting in /ws/sub/.git/config, 2 hooks in /ws/sub/.git/hooks, 3 bounds of the check reached, 100 aliases in /ws/.git/config (the audit log"
@@ -514,13 +514,14 @@ func TestGitNoteLeftOutNamed(t *testing.T) {
 	// More kinds and places than a note names: the rest counted, and
 	// those that run programs among them told.
 	items = nil
-	add(maxNoteItems, sandbox.RankRuns, "hook", "hooks", "/ws/a/.git/hooks")
+	add(maxNoteItems, sandbox.RankEveryday, "hook", "hooks", "/ws/a/.git/hooks")
 	for i := range maxNoteGroups + 3 {
-		add(1, sandbox.RankRuns, "hook", "hooks", fmt.Sprintf("/ws/r%02d/.git/hooks", i))
+		add(1, sandbox.RankEveryday, "hook", "hooks", fmt.Sprintf("/ws/r%02d/.git/hooks", i))
 	}
+	add(1, sandbox.RankRuns, "merge.*.driver setting", "merge.*.driver settings", "/ws/z/.git/config")
 	add(5, sandbox.RankAlias, "alias", "aliases", "/ws/.git/config")
 	note = gitPartialNote(items)
-	if !strings.Contains(note, fmt.Sprintf("1 hook in /ws/r%02d/.git/hooks, and 8 more of 4 other kinds or places (3 of them known to make git run a program)", maxNoteGroups-1)) {
+	if !strings.Contains(note, fmt.Sprintf("1 hook in /ws/r%02d/.git/hooks, and 9 more of 5 other kinds or places (among them, known to make git run a program: 3 hooks, 1 merge.*.driver setting)", maxNoteGroups-1)) {
 		t.Errorf("the note does not count the rest: %q", note)
 	}
 	if len(note) > 16<<10 {

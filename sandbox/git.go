@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -853,7 +854,7 @@ func (s *gitSurvey) entry(file string, e gitEntry, base string) {
 		s.listed++
 		// Each file's entries are noted once, however many worktrees
 		// read it; the same key twice in a file is told apart by its rank.
-		key := file + ": " + e.key
+		key := entryFile(file) + ": " + e.key
 		if _, dup := s.items[key]; dup {
 			// The next rank of this key, kept: a file with a hundred
 			// thousand of one key is not searched through for each.
@@ -862,12 +863,12 @@ func (s *gitSurvey) entry(file string, e gitEntry, base string) {
 			}
 			i := max(s.ranks[key], 2)
 			for ; ; i++ {
-				if _, dup := s.items[fmt.Sprintf("%s: %s (#%d)", file, e.key, i)]; !dup {
+				if _, dup := s.items[fmt.Sprintf("%s: %s (#%d)", entryFile(file), e.key, i)]; !dup {
 					break
 				}
 			}
 			s.ranks[key] = i + 1
-			key = fmt.Sprintf("%s: %s (#%d)", file, e.key, i)
+			key = fmt.Sprintf("%s: %s (#%d)", entryFile(file), e.key, i)
 		}
 		s.items[key] = e.value
 		if s.entries == nil {
@@ -876,6 +877,20 @@ func (s *gitSurvey) entry(file string, e gitEntry, base string) {
 		s.entries[key] = entryAt{file, e.key}
 	}
 	s.programs(e, base)
+}
+
+// entryFile is a configuration file's path as it starts its entries' item
+// keys ("FILE: KEY"): quoted where it holds a colon, so that no two
+// entries share a key (red team 7: the file "L: s.t" with core.fsmonitor
+// and the file L with the subsection's "[s \"t: core\"] fsmonitor" were
+// one item, the same text and value, and the first, made by a command in
+// the second's stead, was untold). An unquoted path holds no colon, and a
+// quoted one ends at its closing quote: the file is where the key says.
+func entryFile(file string) string {
+	if strings.Contains(file, ":") {
+		return strconv.Quote(file)
+	}
+	return file
 }
 
 // maxProgramWords bounds the paths the configuration's values name that
@@ -1024,14 +1039,28 @@ func contentOf(fc *fence, path string) string {
 	if err != nil {
 		return "unreadable: " + err.Error()
 	}
+	mark, links, marked := changeMark(f)
+	names := ""
+	if links > 1 {
+		// Another name, where commands may write, writes it whatever
+		// mount keeps this one read-only (red team 7: a hard link made
+		// before the program was named).
+		names = fmt.Sprintf(", %d names (it can be written through the others)", links)
+	}
 	if n < maxHashed || info.Size() <= maxHashed {
-		return fmt.Sprintf("%d bytes, sha256 %x", n, h.Sum(nil)[:12])
+		return fmt.Sprintf("%d bytes, sha256 %x%s", n, h.Sum(nil)[:12], names)
 	}
 	size := info.Size()
 	if _, err := io.Copy(h, io.NewSectionReader(f, max(size-maxTailHashed, maxHashed), maxTailHashed)); err != nil {
 		return "unreadable: " + err.Error()
 	}
-	return fmt.Sprintf("%d bytes, sha256 of its first %s and last %s %x", size, sizeText(maxHashed), sizeText(maxTailHashed), h.Sum(nil)[:12])
+	if !marked {
+		mark = "its inode not told"
+	}
+	// What lies between is not hashed: the inode's change time, which a
+	// write there moves, tells it (red team 7: a rewrite in the middle of
+	// a program of 69 MB, through a hard link, was untold).
+	return fmt.Sprintf("%d bytes, sha256 of its first %s and last %s %x, %s%s", size, sizeText(maxHashed), sizeText(maxTailHashed), h.Sum(nil)[:12], mark, names)
 }
 
 // maxHashed and maxTailHashed bound what contentOf reads of one file: its

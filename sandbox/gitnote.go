@@ -17,7 +17,7 @@ import (
 type GitItem struct {
 	// Line is the item, for people (unescaped).
 	Line string
-	// Rank orders the items of a note: RankRuns first.
+	// Rank orders the items of a note: RankEveryday first.
 	Rank int
 	// One and Many name its kind, for one and for several ("an
 	// executable hook", "executable hooks").
@@ -28,13 +28,21 @@ type GitItem struct {
 
 // The ranks of GitItem, first to last.
 const (
+	// RankEveryday: what git runs, or reads in its stead, in everyday
+	// commands (git status, diff, commit, fetch) without anyone naming
+	// it: hooks, core.fsmonitor, core.hooksPath, includes, the pager and
+	// the editor, filters, ssh and credential helpers, a repository sent
+	// elsewhere (commondir, a .git file, a path to one past the bound),
+	// what a program the configuration names now holds; and any kind of
+	// item not known here. No padding of another rank comes before it
+	// (red team 7: a hundred pager.<name> booleans, each a kind of its
+	// own ranked with the programs, left a core.fsmonitor unnamed).
+	RankEveryday = iota
 	// RankRuns: makes git run a program, or read what it does not
-	// check, without anyone naming it: hooks, core.fsmonitor,
-	// core.hooksPath, includes, pagers, editors, filters, diff and merge
-	// drivers, credential helpers, remotes, a commondir or .git file
-	// sending a repository elsewhere, what a program the configuration
-	// names now holds; and any kind of item not known here.
-	RankRuns = iota
+	// check, in less common commands: diff and merge drivers, tools,
+	// remotes, a paused rebase, signing programs and the rest of
+	// runsKey.
+	RankRuns
 	// RankUnchecked: what the survey could not check (a bound, a file
 	// not read, a path commands cannot read), which may hide anything.
 	RankUnchecked
@@ -117,9 +125,9 @@ func (s GitState) item(k, v string) GitItem {
 	}
 	switch {
 	case strings.HasPrefix(k, "hook "):
-		return kind(RankRuns, "hook", "hooks", filepath.Dir(strings.TrimPrefix(k, "hook ")))
+		return kind(RankEveryday, "hook", "hooks", filepath.Dir(strings.TrimPrefix(k, "hook ")))
 	case strings.HasPrefix(k, "program "):
-		return kind(RankRuns, "program the configuration names", "programs the configuration names", filepath.Dir(strings.TrimPrefix(k, "program ")))
+		return kind(RankEveryday, "program the configuration names", "programs the configuration names", filepath.Dir(strings.TrimPrefix(k, "program ")))
 	case strings.HasPrefix(k, "legacy remote "):
 		return kind(RankRuns, "remote in git's older form", "remotes in git's older form", filepath.Dir(strings.TrimPrefix(k, "legacy remote ")))
 	case strings.HasPrefix(k, pausedStateKey):
@@ -127,15 +135,15 @@ func (s GitState) item(k, v string) GitItem {
 	case strings.HasPrefix(k, "paused "):
 		return kind(RankRuns, "paused rebase or cherry-pick", "paused rebases or cherry-picks", strings.TrimPrefix(k, "paused "))
 	case strings.HasSuffix(k, " points to"):
-		return kind(RankRuns, "repository sent elsewhere", "repositories sent elsewhere", filepath.Dir(strings.TrimSuffix(k, " points to")))
+		return kind(RankEveryday, "repository sent elsewhere", "repositories sent elsewhere", filepath.Dir(strings.TrimSuffix(k, " points to")))
 	case strings.HasSuffix(k, " names"):
-		return kind(RankRuns, "repository named by a path not checked", "repositories named by paths not checked", filepath.Dir(strings.TrimSuffix(k, " names")))
+		return kind(RankEveryday, "repository named by a path not checked", "repositories named by paths not checked", filepath.Dir(strings.TrimSuffix(k, " names")))
 	case strings.HasPrefix(k, foldedKey):
 		return kind(RankUnchecked, "file's entries past the bound", "files' entries past the bound", strings.TrimPrefix(k, foldedKey))
 	case strings.HasPrefix(k, unreadKey):
 		return kind(RankUnchecked, "configuration file not read whole", "configuration files not read whole", strings.TrimPrefix(k, unreadKey))
 	case strings.HasPrefix(k, boundPathKey):
-		return kind(RankRuns, "path git reads past the bound", "paths git reads past the bound", filepath.Dir(strings.TrimPrefix(k, boundPathKey)))
+		return kind(RankEveryday, "path git reads past the bound", "paths git reads past the bound", filepath.Dir(strings.TrimPrefix(k, boundPathKey)))
 	case strings.HasPrefix(k, boundPausedKey):
 		return kind(RankRuns, "file of a paused rebase read in part", "files of a paused rebase read in part", filepath.Dir(strings.TrimPrefix(k, boundPausedKey)))
 	case strings.HasPrefix(k, "bound "):
@@ -150,7 +158,7 @@ func (s GitState) item(k, v string) GitItem {
 		return kind(RankUnchecked, "index not read as git reads it", "indexes not read as git reads them", strings.TrimPrefix(k, "index "))
 	}
 	// Of no kind known here: first.
-	return kind(RankRuns, "other thing", "other things", "")
+	return kind(RankEveryday, "other thing", "other things", "")
 }
 
 // entryKind ranks the configuration entry key = value and names its
@@ -172,10 +180,42 @@ func entryKind(key, value string) (rank int, one, many string) {
 			return RankShellAlias, "alias running a shell command", "aliases running a shell command"
 		}
 		return RankAlias, "alias", "aliases"
-	case runsKey[pattern], section == "pager", section == "hook":
+	case section == "pager":
+		// pager.<command>: a boolean runs nothing of its own; the
+		// command's name is no kind of its own.
+		if _, ok := gitBool(value); ok {
+			return RankSetting, "pager.* setting", "pager.* settings"
+		}
+		return RankEveryday, "pager.* setting", "pager.* settings"
+	case section == "hook":
+		return RankEveryday, "hook.* setting", "hook.* settings"
+	case everydayKey[pattern]:
+		return RankEveryday, pattern + " setting", pattern + " settings"
+	case runsKey[pattern]:
 		return RankRuns, pattern + " setting", pattern + " settings"
 	}
 	return RankSetting, pattern + " setting", pattern + " settings"
+}
+
+// everydayKey are the keys of runsKey that git's everyday commands read
+// (see RankEveryday).
+var everydayKey = map[string]bool{
+	"core.fsmonitor": true, "core.hookspath": true, "core.sshcommand": true, "core.pager": true,
+	"core.editor": true, "core.askpass": true, "core.alternaterefscommand": true, "core.worktree": true,
+	"credential.helper": true, "credential.*.helper": true, "include.path": true, "includeif.*.path": true,
+	"filter.*.clean": true, "filter.*.smudge": true, "filter.*.process": true, "diff.external": true,
+	"diff.*.textconv": true, "sequence.editor": true, "gpg.program": true, "gpg.*.program": true,
+}
+
+// gitBool reads value as git reads a boolean (git_parse_maybe_bool).
+func gitBool(value string) (bool, bool) {
+	switch strings.ToLower(value) {
+	case "true", "yes", "on", "1":
+		return true, true
+	case "false", "no", "off", "0", "":
+		return false, true
+	}
+	return false, false
 }
 
 // runsKey are the configuration keys (the subsection as "*") git reads to

@@ -1808,3 +1808,28 @@ func TestPlanKeep(t *testing.T) {
 		t.Errorf("Kept() = %q lacks %s", p.Kept(), file)
 	}
 }
+
+// TestEntryKindRanks: keys that run a program in git's less common
+// commands rank with the programs (red team 7: trailer.<t>.command,
+// instaweb.httpd, sendemail.<id>.smtpServer and LFS's custom transfers
+// ranked with the other settings); pager.<cmd> is one kind, a boolean
+// one a setting, a command one among what everyday git runs.
+func TestEntryKindRanks(t *testing.T) {
+	for _, c := range []struct {
+		key, value string
+		rank       int
+		one        string
+	}{
+		{"trailer.sign.command", "x", RankRuns, "trailer.*.command setting"},
+		{"instaweb.httpd", "x", RankRuns, "instaweb.httpd setting"},
+		{"sendemail.work.smtpserver", "/bin/x", RankRuns, "sendemail.*.smtpserver setting"},
+		{"lfs.customtransfer.x.path", "x", RankRuns, "lfs.*.path setting"},
+		{"pager.log", "false", RankSetting, "pager.* setting"},
+		{"pager.p100", "less -R", RankEveryday, "pager.* setting"},
+		{"core.fsmonitor", "x", RankEveryday, "core.fsmonitor setting"},
+	} {
+		if rank, one, _ := entryKind(c.key, c.value); rank != c.rank || one != c.one {
+			t.Errorf("%s = %s: rank %d, %q; want %d, %q", c.key, c.value, rank, one, c.rank, c.one)
+		}
+	}
+}

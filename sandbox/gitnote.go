@@ -243,4 +243,8 @@ var runsKey = map[string]bool{
 	"man.*.cmd": true, "man.*.path": true, "browser.*.cmd": true, "browser.*.path": true, "web.browser": true,
 	"sendemail.smtpserver": true, "sendemail.tocmd": true, "sendemail.cccmd": true,
 	"sendemail.headercmd": true, "sendemail.sendmailcmd": true, "guitool.*.cmd": true,
+	"sendemail.*.smtpserver": true, "sendemail.*.tocmd": true, "sendemail.*.cccmd": true,
+	"sendemail.*.headercmd": true, "sendemail.*.sendmailcmd": true,
+	"trailer.*.command": true, "trailer.*.cmd": true, "instaweb.httpd": true,
+	"lfs.*.path": true, "lfs.*.clean": true, "lfs.*.smudge": true,
 }

@@ -303,10 +303,10 @@ func joinEscaped(items []string) string {
 
 // keptPaths are the paths a plan of this orchestrator kept read-only
 // (protected: a repository's configuration and hooks, the programs it
-// names), which every later plan keeps so (see [sandbox.Plan.Keep]): the
-// first ones are the host's, surveyed before any command ran, and a
-// repository a command makes cannot spend the survey's budgets so as to
-// have them left writable. At most maxKept, the first.
+// names) in its first plan, made before any of its commands ran, which
+// every later plan whose survey stops short at a budget keeps so (see
+// [sandbox.Plan.Keep]): a repository a command makes cannot spend the
+// survey's budgets so as to have them left writable. At most maxKept.
 type keptPaths struct {
 	mu    sync.Mutex
 	paths []string
@@ -325,9 +325,14 @@ func (k *keptPaths) list() []string {
 func (k *keptPaths) add(paths []string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.seen == nil {
-		k.seen = map[string]bool{}
+	if k.seen != nil {
+		// Only the first plan's: made before any command of this
+		// orchestrator ran (red team 8: one command's 4100 includes
+		// filled every place, and each later command carried 4096
+		// mounts).
+		return
 	}
+	k.seen = map[string]bool{}
 	for _, p := range paths {
 		if len(k.paths) >= maxKept {
 			return

@@ -562,11 +562,12 @@ func TestGitNoteBounded(t *testing.T) {
 
 // TestKeptProtectedPastTheBudget (red team 6, F5): a program the host's
 // repository names (projA's core.fsmonitor, a script of its work tree)
-// stays read-only for the orchestrator's life once a plan kept it so,
-// even after a command made a repository the survey reaches first (the
-// workspace's own) whose configuration spends the survey's budget, so
-// that projA's is left unread: a later command cannot rewrite the
-// script, which the host's git status in projA runs.
+// stays read-only for the orchestrator's life once its first plan kept
+// it so, even after a command made a repository (the workspace's own)
+// whose configuration spends the survey's budget and the host changed
+// projA's since (so that it is no longer the older, surveyed first),
+// leaving projA's unread: a later command cannot rewrite the script,
+// which the host's git status in projA runs.
 func TestKeptProtectedPastTheBudget(t *testing.T) {
 	const maxEntriesForTest = 100_000 // the survey's budget of entries (sandbox's maxSurveyConfigEntries)
 	if _, err := exec.LookPath("git"); err != nil {
@@ -598,6 +599,11 @@ func TestKeptProtectedPastTheBudget(t *testing.T) {
 	// The workspace's own repository, surveyed before the nested one,
 	// with more entries than the survey reads in all.
 	run(fmt.Sprintf("git init -q . && { printf '[x]\\n'; seq %d | sed 's/.*/\\ta& = b/'; } >> .git/config", 2*maxEntriesForTest))
+	// The host changes projA's configuration since: it is no longer the
+	// older one, surveyed first.
+	if out, err := exec.Command("git", "-C", proj, "config", "user.name", "host").CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v %s", err, out)
+	}
 	r := run("echo evil >> projA/tools/fsmon.sh; echo exit=$?")
 	body, _ := os.ReadFile(script)
 	if strings.Contains(string(body), "evil") {

@@ -256,16 +256,39 @@ func (s *gitSurvey) keepFile(p string) {
 
 // found takes what findRepos found.
 func (s *gitSurvey) found(f gitFound) {
+	// Oldest first, by the change time of what git reads first (a
+	// gitdir's config, a .git file), which no one can set back: the
+	// survey's budgets go to the repositories that were there before a
+	// command could make one, whatever their folders' order (red team 6,
+	// F5: a repository a command made, surveyed first, spent the budget
+	// and left the host's configuration unread, its core.fsmonitor
+	// script writable; red team 8: in every later orchestrator too).
+	type unit struct {
+		at  int64
+		run func()
+	}
+	var units []unit
+	add := func(path string, run func()) {
+		at, ok := changedAt(path)
+		if !ok {
+			at = 0 // nothing there to spend a budget with
+		}
+		units = append(units, unit{at, run})
+	}
 	for _, d := range f.dotGitDirs {
-		s.repo(d[0], d[1])
+		add(filepath.Join(d[0], "config"), func() { s.repo(d[0], d[1]) })
 	}
 	for _, p := range f.pointers {
-		s.pointer(p)
+		add(p, func() { s.pointer(p) })
 	}
 	for _, b := range f.bare {
 		// A gitdir that is a writable root of its own (a linked
 		// worktree's common directory, see gitRoots) is a .git folder.
-		s.repo(b, mainWorktree(b))
+		add(filepath.Join(b, "config"), func() { s.repo(b, mainWorktree(b)) })
+	}
+	slices.SortStableFunc(units, func(a, b unit) int { return cmp.Compare(a.at, b.at) })
+	for _, u := range units {
+		u.run()
 	}
 	for _, l := range f.links {
 		s.notes = append(s.notes, fmt.Sprintf("%s is a symbolic link: a mount cannot cover a link, so a command can point it elsewhere (the repository it names now is covered)", l))

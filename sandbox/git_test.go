@@ -1800,6 +1800,11 @@ func TestPlanKeep(t *testing.T) {
 	link := filepath.Join(root, "hooks")
 	os.Symlink(".", link)
 	p := Plan{WritableRoots: []string{root}}
+	p.Keep([]string{file})
+	if len(p.Protected) > 0 {
+		t.Errorf("kept %q though the survey read all it looked for", p.Protected)
+	}
+	p.surveyCut = true
 	p.Keep([]string{file, link, filepath.Join(root, "gone"), filepath.Join(outside, "x"), outside})
 	if !slices.Equal(p.Protected, []string{file}) {
 		t.Errorf("kept %q, want only %s", p.Protected, file)

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -54,7 +55,7 @@ func gitlinks(fc *fence, gitdir string, hashSize int) (links, sparse []string, o
 // maxGitlinks are followed; past that the work tree counts as truncated.
 func (f *gitFound) followGitlinks(fc *fence) {
 	seen := map[string]bool{}
-	queue := f.reposSince(fc, foundCount{}, seen)
+	queue := oldestFirst(f.reposSince(fc, foundCount{}, seen))
 	followed := 0
 	for len(queue) > 0 {
 		r := queue[0]
@@ -577,4 +578,17 @@ func gitVarint(b []byte) (v uint64, k int) {
 		v = v<<7 + uint64(c&127)
 	}
 	return v, k
+}
+
+// oldestFirst orders repos by the change time of their configuration,
+// which no one can set back, oldest first (stable): the survey's budgets,
+// spent as configurations are first parsed, go to the repositories that
+// were there before a command could make one (see gitSurvey.found).
+func oldestFirst(repos []gitRepo) []gitRepo {
+	at := make(map[string]int64, len(repos))
+	for _, r := range repos {
+		at[r.gitdir], _ = changedAt(filepath.Join(r.gitdir, "config"))
+	}
+	slices.SortStableFunc(repos, func(a, b gitRepo) int { return cmp.Compare(at[a.gitdir], at[b.gitdir]) })
+	return repos
 }

@@ -21,3 +21,14 @@ func changeMark(f *os.File) (mark string, links uint64, ok bool) {
 	sec, nsec := st.Ctim.Unix()
 	return fmt.Sprintf("inode %d changed %d.%09d", st.Ino, sec, nsec), uint64(st.Nlink), true
 }
+
+// changedAt is the change time of path itself (not followed), in
+// nanoseconds: what no one can set back. ok is false where it cannot be
+// read.
+func changedAt(path string) (int64, bool) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return 0, false
+	}
+	return st.Ctim.Nano(), true
+}

@@ -137,6 +137,9 @@ type Plan struct {
 	// Notes are limitations a reader of the plan should know.
 	Notes []string `json:"notes,omitempty"`
 
+	// surveyCut: the git survey stopped short at one of its budgets (see
+	// Keep).
+	surveyCut bool
 	// uncarved are the git paths in /tmp and $TMPDIR that Write is not
 	// carved around (see Compile); Write is computed before the plan
 	// travels.
@@ -525,6 +528,12 @@ func Compile(p policy.Sandbox, workspace string) (Plan, error) {
 				plan.uncarved = append(plan.uncarved, x)
 			}
 		}
+		for k := range s.items {
+			if strings.HasPrefix(k, "bound ") {
+				plan.surveyCut = true
+				break
+			}
+		}
 		plan.MakeDirs = dedupe(s.makeDirs)
 		plan.MakeFiles = dedupe(s.makeFiles)
 		if commit {
@@ -757,7 +766,8 @@ func (p *Plan) Kept() []string {
 }
 
 // Keep keeps read-only in p what an earlier plan kept so (its [Plan.Kept])
-// and is still there, inside a writable root: the survey of the git
+// and is still there, inside a writable root, where p's survey of the git
+// repositories stopped short at a budget: the survey of the git
 // repositories has budgets, and a repository a command made, surveyed
 // first, can spend them, leaving unread the configuration that named a
 // host's program (red team 6, F5: projA's core.fsmonitor script, kept
@@ -766,6 +776,12 @@ func (p *Plan) Kept() []string {
 // protected link (a hooks folder linked to the workspace, red team 44) is
 // the survey's to cover as it is, never followed here.
 func (p *Plan) Keep(paths []string) {
+	if !p.surveyCut {
+		// The survey read all it looked for: what it protects is what
+		// git reads now (a hooks folder the user's git config --unset
+		// let go of is writable again: red team 8).
+		return
+	}
 	added := false
 	for _, x := range paths {
 		real, err := filepath.EvalSymlinks(x)

@@ -10,6 +10,7 @@ import (
 	"hash"
 	"hash/fnv"
 	"io"
+	"math"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -268,23 +269,22 @@ func (s *gitSurvey) found(f gitFound) {
 		run func()
 	}
 	var units []unit
-	add := func(path string, run func()) {
-		at, ok := changedAt(path)
-		if !ok {
-			at = 0 // nothing there to spend a budget with
-		}
-		units = append(units, unit{at, run})
-	}
 	for _, d := range f.dotGitDirs {
-		add(filepath.Join(d[0], "config"), func() { s.repo(d[0], d[1]) })
+		units = append(units, unit{surveyAge(s.fc, s.home, d[0]), func() { s.repo(d[0], d[1]) }})
 	}
 	for _, p := range f.pointers {
-		add(p, func() { s.pointer(p) })
+		// A .git file: dated by itself (what it names is surveyed as
+		// it is found there).
+		at, ok := changedAt(p)
+		if !ok {
+			at = math.MaxInt64
+		}
+		units = append(units, unit{at, func() { s.pointer(p) }})
 	}
 	for _, b := range f.bare {
 		// A gitdir that is a writable root of its own (a linked
 		// worktree's common directory, see gitRoots) is a .git folder.
-		add(filepath.Join(b, "config"), func() { s.repo(b, mainWorktree(b)) })
+		units = append(units, unit{surveyAge(s.fc, s.home, b), func() { s.repo(b, mainWorktree(b)) }})
 	}
 	slices.SortStableFunc(units, func(a, b unit) int { return cmp.Compare(a.at, b.at) })
 	for _, u := range units {

@@ -55,7 +55,7 @@ func gitlinks(fc *fence, gitdir string, hashSize int) (links, sparse []string, o
 // maxGitlinks are followed; past that the work tree counts as truncated.
 func (f *gitFound) followGitlinks(fc *fence) {
 	seen := map[string]bool{}
-	queue := oldestFirst(f.reposSince(fc, foundCount{}, seen))
+	queue := oldestFirst(fc, os.Getenv("HOME"), f.reposSince(fc, foundCount{}, seen))
 	followed := 0
 	for len(queue) > 0 {
 		r := queue[0]
@@ -580,15 +580,41 @@ func gitVarint(b []byte) (v uint64, k int) {
 	return v, k
 }
 
-// oldestFirst orders repos by the change time of their configuration,
-// which no one can set back, oldest first (stable): the survey's budgets,
-// spent as configurations are first parsed, go to the repositories that
-// were there before a command could make one (see gitSurvey.found).
-func oldestFirst(repos []gitRepo) []gitRepo {
+// oldestFirst orders repos by surveyAge, oldest first (stable): the
+// survey's budgets, spent as configurations are first parsed, go to the
+// repositories that were there before a command could make one (see
+// gitSurvey.found).
+func oldestFirst(fc *fence, home string, repos []gitRepo) []gitRepo {
 	at := make(map[string]int64, len(repos))
 	for _, r := range repos {
-		at[r.gitdir], _ = changedAt(filepath.Join(r.gitdir, "config"))
+		at[r.gitdir] = surveyAge(fc, home, r.gitdir)
 	}
 	slices.SortStableFunc(repos, func(a, b gitRepo) int { return cmp.Compare(at[a.gitdir], at[b.gitdir]) })
 	return repos
+}
+
+// surveyAge is when gitdir g's files that the survey parses first last
+// changed, which no one can set back: the newest change time of its
+// config, its commondir file, the config of the common directory that
+// names and its config.worktree. Without a config of its own it counts
+// as newest (red team 9: a gitdir of a HEAD, objects/ and a commondir
+// naming a folder of 200 000 entries, dated as having nothing to parse,
+// was surveyed first and spent the budget).
+func surveyAge(fc *fence, home, g string) int64 {
+	newest, ok := changedAt(filepath.Join(g, "config"))
+	if !ok {
+		return math.MaxInt64
+	}
+	paths := []string{filepath.Join(g, "commondir"), filepath.Join(g, "config.worktree")}
+	if c, _ := readGitPath(fc, filepath.Join(g, "commondir")); c != "" {
+		if common := commondirFrom(fc, g, c, home); common != "" {
+			paths = append(paths, filepath.Join(common, "config"))
+		}
+	}
+	for _, p := range paths {
+		if at, ok := changedAt(p); ok {
+			newest = max(newest, at)
+		}
+	}
+	return newest
 }

@@ -57,3 +57,19 @@ func TestRedTeam9CommondirNoConfig(t *testing.T) {
 	g := rt8Reopen(t, f)
 	rt9Attack(t, g, proj, script, marker)
 }
+
+// TestRedTeam9HostConfigChangedSince: the order holds only while the host's
+// config is older than the command's. Any ordinary host git command that
+// writes .git/config (git config, git remote add, git branch -u, git
+// checkout -b --track, git submodule init...) rewrites it through a lock
+// file and a rename: a new inode, a change time newer than the command's
+// repository. The next session then surveys the command's first.
+func TestRedTeam9HostConfigChangedSince(t *testing.T) {
+	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
+	proj, script, marker := rt9Host(t, f)
+	rt8Run(t, f, rt8Spend)
+	rt8Git(t, proj, "remote", "add", "origin", "https://example.invalid/projA.git")
+	f.o.Close()
+	g := rt8Reopen(t, f)
+	rt9Attack(t, g, proj, script, marker)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -33,6 +34,8 @@ const tooLargeKey = "unified-exec.unread"
 // unread, in part or whole, and told (see unread).
 type configBudget struct {
 	bytes, entries int
+	// reservedFiles counts the configs read from the reserve.
+	reservedFiles int
 	// unread are the files left unread, in part or whole, past the
 	// budget or past maxGitConfig, each once.
 	unread []string
@@ -45,6 +48,39 @@ type configBudget struct {
 const (
 	maxSurveyConfigBytes   = 16 << 20
 	maxSurveyConfigEntries = 100_000
+)
+
+// reserved reads a repository's own small config (a file named config
+// of at most maxReservedConfig bytes) whole, charging the budget nothing,
+// for the first maxReservedConfigs of them: a repository a command made,
+// surveyed first, cannot spend the budget so as to leave the host's
+// repositories' configurations unread (red team 9: the host's git remote
+// add made projA's the newest, surveyed last, after the command's
+// 200 000 entries). ok is false for any other file, left to the budget.
+func (b *configBudget) reserved(f *os.File, path string) (out []gitEntry, ok bool) {
+	if filepath.Base(path) != "config" || b.reservedFiles >= maxReservedConfigs {
+		return nil, false
+	}
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() || info.Size() > maxReservedConfig {
+		return nil, false
+	}
+	text, err := io.ReadAll(io.LimitReader(f, maxReservedConfig+1))
+	if err != nil || len(text) > maxReservedConfig {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return []gitEntry{{tooLargeKey, "this file could not be read again: " + err.Error()}}, true
+		}
+		return nil, false
+	}
+	b.reservedFiles++
+	return parseGitConfig(string(text)), true
+}
+
+// maxReservedConfig and maxReservedConfigs bound the reserve (see
+// configBudget.reserved): 16 MiB in all, beside the budget's own.
+const (
+	maxReservedConfig  = 16 << 10
+	maxReservedConfigs = 1024
 )
 
 // left is what the budget lets the next file be read of.
@@ -144,6 +180,9 @@ func parseConfigFile(fc *fence, path string) []gitEntry {
 	}
 	defer f.Close()
 	budget := fc.budget()
+	if out, ok := budget.reserved(f, path); ok {
+		return out
+	}
 	bytes, entries := budget.left()
 	if bytes <= 0 || entries <= 0 {
 		budget.leftUnread(path)

@@ -83,9 +83,13 @@ type gitSurvey struct {
 	// past maxConfigItems, a file each.
 	listed int
 	folded map[string]*foldedEntries
-	// programWords counts the paths programs looked at.
-	programWords int
-	ranks        map[string]int
+	// programWords counts the paths programs looked at; reservedWords
+	// those past maxProgramWords, by the config file entryFile (the one
+	// whose entry is being looked at) they come from (see reserveWord).
+	programWords  int
+	reservedWords map[string]int
+	entryFile     string
+	ranks         map[string]int
 	// hashed is what fingerprint found of each file, by its real path:
 	// read once a survey.
 	hashed map[string]string
@@ -865,6 +869,8 @@ const maxHooksPaths = 16
 // entry notes a configuration entry that runs a program, and keeps the
 // files its value names by path.
 func (s *gitSurvey) entry(file string, e gitEntry, base string) {
+	s.entryFile = file
+	defer func() { s.entryFile = "" }()
 	if !noteworthy(e.key, e.value) || e.key == "core.worktree" && s.worktreeNamesBack(file, e.value) || s.remoteNamed(file, e) {
 		return
 	}
@@ -957,6 +963,27 @@ type foldedEntries struct {
 // after every command while it lasts (see Unchecked).
 const foldedKey = "bound entries "
 
+// reserveWord lets a program path past maxProgramWords be looked at when
+// it comes from a repository's own small config read from the reserve
+// (see configBudget.reserved), its first maxReservedWords: a repository
+// surveyed first that names a thousand paths cannot leave the host's
+// core.fsmonitor script writable (TestProgramWordsReserve).
+func (s *gitSurvey) reserveWord() bool {
+	b := s.fc.budget()
+	if b == nil || !b.reservedPaths[s.entryFile] || s.reservedWords[s.entryFile] >= maxReservedWords {
+		return false
+	}
+	if s.reservedWords == nil {
+		s.reservedWords = map[string]int{}
+	}
+	s.reservedWords[s.entryFile]++
+	return true
+}
+
+// maxReservedWords bounds the program paths of each reserved config
+// looked at past maxProgramWords (each is a mount: 4096 at most).
+const maxReservedWords = 4
+
 // programs keeps the files e's value names by path (resolved from base, a
 // work tree: git runs them from there), and tells what they hold.
 func (s *gitSurvey) programs(e gitEntry, base string) {
@@ -971,7 +998,7 @@ func (s *gitSurvey) programs(e gitEntry, base string) {
 		}
 		// Each a lookup, a mount and a hash: bounded (fresh-eyes
 		// review: one alias naming 20 000 files made 20 000 mounts).
-		if s.programWords++; s.programWords > maxProgramWords {
+		if s.programWords++; s.programWords > maxProgramWords && !s.reserveWord() {
 			s.items[boundProgramsKey] = fmt.Sprintf("git's configuration names more than %d paths as programs or their arguments (%d; %.200q, …): those past it are not kept read-only, looked at or told (read the configuration before running git there)", maxProgramWords, s.programWords-maxProgramWords, word)
 			continue
 		}

@@ -312,3 +312,27 @@ func TestConfigReserve(t *testing.T) {
 		t.Errorf("more than %d configs were read from the reserve", maxReservedConfigs)
 	}
 }
+
+// TestProgramWordsReserve: a repository's own small config has its first
+// programs kept whatever the survey's bound on program paths has left: a
+// repository surveyed first (here the older: the host changed projA's
+// config since) that names 1100 paths as programs leaves projA's
+// core.fsmonitor script read-only (red team 9's order, with the bound on
+// program paths in the budget's stead).
+func TestProgramWordsReserve(t *testing.T) {
+	g := newGitTree(t)
+	g.repo(t, "zz")
+	var b strings.Builder
+	b.WriteString("[core]\n\trepositoryformatversion = 0\n[x]\n")
+	for i := range maxProgramWords + 100 {
+		fmt.Fprintf(&b, "\ta%d = ./p%d/x\n", i, i)
+	}
+	g.write(t, "zz/.git/config", b.String(), 0o644)
+	g.repo(t, "projA")
+	g.git(t, "projA", "config", "core.fsmonitor", "tools/fsmon.sh")
+	g.write(t, "projA/tools/fsmon.sh", "#!/bin/sh\n", 0o755)
+	plan := g.plan(t, nil)
+	if !slices.Contains(plan.Protected, g.ws+"/projA/tools/fsmon.sh") {
+		t.Errorf("projA's fsmonitor script is not kept once another repository spent the bound on program paths: %q", plan.Protected)
+	}
+}

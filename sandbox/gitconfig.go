@@ -34,8 +34,10 @@ const tooLargeKey = "unified-exec.unread"
 // unread, in part or whole, and told (see unread).
 type configBudget struct {
 	bytes, entries int
-	// reservedFiles counts the configs read from the reserve.
+	// reservedFiles counts the configs read from the reserve, named in
+	// reservedPaths.
 	reservedFiles int
+	reservedPaths map[string]bool
 	// unread are the files left unread, in part or whole, past the
 	// budget or past maxGitConfig, each once.
 	unread []string
@@ -73,6 +75,10 @@ func (b *configBudget) reserved(f *os.File, path string) (out []gitEntry, ok boo
 		return nil, false
 	}
 	b.reservedFiles++
+	if b.reservedPaths == nil {
+		b.reservedPaths = map[string]bool{}
+	}
+	b.reservedPaths[path] = true
 	return parseGitConfig(string(text)), true
 }
 

@@ -452,6 +452,7 @@ func (s *gitSurvey) repo(g, w string) {
 		}
 	}
 	s.common[g] = common
+	s.fc.budget().own(filepath.Join(common, "config"))
 	local := s.parse(filepath.Join(common, "config"))
 	// A submodule's gitdir names its work tree; any gitdir may (git takes
 	// its hooks and what its configuration names relative from there).

@@ -295,6 +295,10 @@ func TestConfigReserve(t *testing.T) {
 	}
 	b := &configBudget{bytes: maxSurveyConfigBytes, entries: maxSurveyConfigEntries}
 	small := write("config", "[core]\n\tfsmonitor = ./evil.sh\n")
+	if _, ok := b.reserved(small, small.Name()); ok {
+		t.Errorf("a file named config, not named a repository's own, was read from the reserve")
+	}
+	b.own(small.Name())
 	if out, ok := b.reserved(small, small.Name()); !ok || lastValue(out, "core.fsmonitor") != "./evil.sh" {
 		t.Errorf("a small config is not read from the reserve: %v %v", ok, out)
 	}
@@ -304,6 +308,7 @@ func TestConfigReserve(t *testing.T) {
 	}
 	os.Mkdir(filepath.Join(dir, "big"), 0o755)
 	large := write("big/config", harmlessEntries(2000))
+	b.own(large.Name())
 	if _, ok := b.reserved(large, large.Name()); ok {
 		t.Errorf("a config past %d bytes was read from the reserve", maxReservedConfig)
 	}

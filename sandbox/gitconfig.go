@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -38,6 +37,8 @@ type configBudget struct {
 	// reservedPaths.
 	reservedFiles int
 	reservedPaths map[string]bool
+	// owned are the repositories' own configs (see own).
+	owned map[string]bool
 	// unread are the files left unread, in part or whole, past the
 	// budget or past maxGitConfig, each once.
 	unread []string
@@ -52,15 +53,17 @@ const (
 	maxSurveyConfigEntries = 100_000
 )
 
-// reserved reads a repository's own small config (a file named config
-// of at most maxReservedConfig bytes) whole, charging the budget nothing,
+// reserved reads a repository's own small config (its common directory's
+// config, as the survey and the submodule search name it: see own; never
+// an include, whatever its name: red team 10 spent the reserve with 1024
+// included files named config) of at most maxReservedConfig bytes whole, charging the budget nothing,
 // for the first maxReservedConfigs of them: a repository a command made,
 // surveyed first, cannot spend the budget so as to leave the host's
 // repositories' configurations unread (red team 9: the host's git remote
 // add made projA's the newest, surveyed last, after the command's
 // 200 000 entries). ok is false for any other file, left to the budget.
 func (b *configBudget) reserved(f *os.File, path string) (out []gitEntry, ok bool) {
-	if filepath.Base(path) != "config" || b.reservedFiles >= maxReservedConfigs {
+	if !b.owned[path] || b.reservedFiles >= maxReservedConfigs {
 		return nil, false
 	}
 	info, err := f.Stat()
@@ -80,6 +83,18 @@ func (b *configBudget) reserved(f *os.File, path string) (out []gitEntry, ok boo
 	}
 	b.reservedPaths[path] = true
 	return parseGitConfig(string(text)), true
+}
+
+// own names path as a repository's own config, which the reserve may
+// read (see reserved). Nil-safe.
+func (b *configBudget) own(path string) {
+	if b == nil {
+		return
+	}
+	if b.owned == nil {
+		b.owned = map[string]bool{}
+	}
+	b.owned[path] = true
 }
 
 // maxReservedConfig and maxReservedConfigs bound the reserve (see

@@ -254,6 +254,7 @@ func gitdirSettings(fc *fence, gitdir string) (hashSize int, worktrees []string,
 			}
 		}
 	}
+	fc.budget().own(filepath.Join(common, "config"))
 	read(filepath.Join(common, "config"), 0)
 	hashSize = 20
 	if strings.EqualFold(last["extensions.objectformat"], "sha256") {

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -10,7 +11,8 @@ import (
 // each later command mounts; the repository then is hidden past the
 // search's bound (1100 folders made before it, breadth first), so the
 // survey no longer mounts them, but Keep does, for every later command.
-// Measures an exec of true before and after.
+// Counts the mounts of its includes a later command carries (the times
+// of an exec of true are logged).
 func TestRedTeam8KeptMountsCost(t *testing.T) {
 	f := newFixture(t, "never", "[sandbox]\nmode = \"workspace-write\"\n")
 	timeTrue := func() time.Duration {
@@ -30,7 +32,8 @@ func TestRedTeam8KeptMountsCost(t *testing.T) {
 	after := timeTrue()
 	r := rt8Run(t, f, "grep -c ' /.*/z/q/r/s/fill/inc/' /proc/self/mountinfo")
 	t.Logf("exec true: %v before, %v with the repository surveyed, %v with it hidden past the bound; mounts of its includes in a command: %q", before, during, after, r.Output)
-	if after > 3*before {
-		t.Errorf("every later command pays for 4096 kept mounts the survey no longer makes: %v, was %v", after, before)
+	// Counted, not timed (the machine's load is no test's to judge).
+	if n := strings.TrimSpace(r.Output); n != "0" {
+		t.Errorf("every later command carries %s mounts of the hidden repository's includes, which the survey no longer makes", n)
 	}
 }

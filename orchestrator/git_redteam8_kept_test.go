@@ -24,7 +24,7 @@ func rt8Git(t *testing.T, dir string, args ...string) {
 	t.Helper()
 	c := exec.Command("git", append([]string{"-C", dir}, args...)...)
 	c.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
-	if out, err := c.CombinedOutput(); err != nil {
+	if out, err := ownedOutput(c); err != nil {
 		t.Fatalf("git %v: %v %s", args, err, out)
 	}
 }

@@ -577,7 +577,7 @@ func TestKeptProtectedPastTheBudget(t *testing.T) {
 	proj := filepath.Join(f.ws, "projA")
 	script := filepath.Join(proj, "tools", "fsmon.sh")
 	for _, args := range [][]string{{"init", "-q", proj}, {"-C", proj, "config", "core.fsmonitor", "tools/fsmon.sh"}} {
-		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+		if out, err := ownedOutput(exec.Command("git", args...)); err != nil {
 			t.Fatalf("git %v: %v %s", args, err, out)
 		}
 	}
@@ -601,7 +601,7 @@ func TestKeptProtectedPastTheBudget(t *testing.T) {
 	run(fmt.Sprintf("git init -q . && { printf '[x]\\n'; seq %d | sed 's/.*/\\ta& = b/'; } >> .git/config", 2*maxEntriesForTest))
 	// The host changes projA's configuration since: it is no longer the
 	// older one, surveyed first.
-	if out, err := exec.Command("git", "-C", proj, "config", "user.name", "host").CombinedOutput(); err != nil {
+	if out, err := ownedOutput(exec.Command("git", "-C", proj, "config", "user.name", "host")); err != nil {
 		t.Fatalf("git config: %v %s", err, out)
 	}
 	r := run("echo evil >> projA/tools/fsmon.sh; echo exit=$?")

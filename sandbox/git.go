@@ -1356,21 +1356,31 @@ func cString(s string) string {
 // Its first maxGitdirFile bytes are read, no more: a longer file without
 // a NUL in them gives errPastBound.
 func readOneliner(fc *fence, path string) (string, error) {
-	b, whole, err := readGitPrefix(fc, path, maxGitdirFile)
-	if err != nil {
-		return "", err
+	s, atNUL, err := readToNUL(fc, path)
+	if err != nil || atNUL {
+		return s, err
 	}
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return string(b[:i]), nil
-	}
-	if !whole {
-		return "", &os.PathError{Op: "read", Path: path, Err: errPastBound}
-	}
-	s := string(b)
 	if t, ok := strings.CutSuffix(s, "\n"); ok {
 		s = strings.TrimSuffix(t, "\r")
 	}
 	return s, nil
+}
+
+// readToNUL is the file at path up to its first NUL (atNUL), else whole,
+// as git reads a file into a C string; its first maxGitdirFile bytes and
+// no more: a longer file without a NUL in them gives errPastBound.
+func readToNUL(fc *fence, path string) (s string, atNUL bool, err error) {
+	b, whole, err := readGitPrefix(fc, path, maxGitdirFile)
+	if err != nil {
+		return "", false, err
+	}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return string(b[:i]), true, nil
+	}
+	if !whole {
+		return "", false, &os.PathError{Op: "read", Path: path, Err: errPastBound}
+	}
+	return string(b), false, nil
 }
 
 // maxGitdirFile is the largest .git file git reads (1 MiB).
@@ -1386,17 +1396,11 @@ const maxGitdirFile = 1 << 20
 // status ran); a longer file without one gives errPastBound (git may
 // still take a short path from it: "PATH" and two million "/").
 func readGitPath(fc *fence, path string) (string, error) {
-	b, whole, err := readGitPrefix(fc, path, maxGitdirFile)
-	if err != nil {
-		return "", err
+	s, atNUL, err := readToNUL(fc, path)
+	if err != nil || atNUL {
+		return s, err
 	}
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return string(b[:i]), nil
-	}
-	if !whole {
-		return "", &os.PathError{Op: "read", Path: path, Err: errPastBound}
-	}
-	return strings.TrimRight(string(b), "\r\n"), nil
+	return strings.TrimRight(s, "\r\n"), nil
 }
 
 // errPastBound: a file git reads whole holds what git takes from it past

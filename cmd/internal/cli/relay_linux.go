@@ -3,6 +3,9 @@
 package cli
 
 /*
+// The runtime's mmap, and the C code's, through __wrap_mmap
+// (hugeheap_linux.c).
+#cgo LDFLAGS: -Wl,--wrap=mmap
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -71,8 +74,10 @@ __attribute__((weak)) int ue_no_server = 0;
 // namespace of its own (ptyrun.EnterNamespace, called by cmdMain) unless a
 // subcommand or the helper runs, or it would start unified-exec-mcp to
 // serve. When in doubt it says no, and the program enters one the slower
-// way, from Go.
-static int ue_should_enter(int argc, char **argv) {
+// way, from Go. wraps says whether it wraps one command (for a program
+// without an MCP server, the same as entering).
+static int ue_should_enter(int argc, char **argv, int *wraps) {
+	*wraps = 0;
 	if (argc < 1 || argv[0] == NULL || strcmp(argv[0], "unified-exec-helper") == 0)
 		return 0;
 	// Set and not empty, as Go reads them (an empty one is no mark).
@@ -88,11 +93,13 @@ static int ue_should_enter(int argc, char **argv) {
 				return 0;
 	}
 	// cmdMain's wrap: "--" or a command after the flags.
-	int wraps = i < argc && (strcmp(argv[i], "--") == 0 || strcmp(argv[i], "-") == 0 || argv[i][0] != '-');
-	if (ue_no_server && !wraps)
+	*wraps = i < argc && (strcmp(argv[i], "--") == 0 || strcmp(argv[i], "-") == 0 || argv[i][0] != '-');
+	if (ue_no_server && !*wraps)
 		return 0;
 	return 1;
 }
+
+extern int ue_huge_heap; // hugeheap_linux.c
 
 static void ue_forward(int sig) {
 	int saved = errno;
@@ -181,8 +188,13 @@ static const int ue_relayed_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUS
 
 __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **envp) {
 	(void)envp;
-	if (!ue_should_enter(argc, argv))
+	int wraps;
+	if (!ue_should_enter(argc, argv, &wraps))
 		return;
+	// One command: its heap in huge pages from the runtime's first
+	// mapping (hugeheap_linux.c), whether the relay makes its namespace
+	// or Go does.
+	ue_huge_heap = wraps;
 	ue_trace("relay: start");
 	// One malloc arena for the whole program. The C that runs on Go's
 	// threads (libseccomp's filter building, cgo's thread starts) made
@@ -353,8 +365,10 @@ func relayEntered() {
 
 // relayWouldEnter is the relay's decision for os.Args[1:] = args, in a
 // program with an MCP server or without (server): whether it makes the
-// program's namespaces (tests hold it against entersNamespace).
-func relayWouldEnter(args []string, server bool) bool {
+// program's namespaces, and whether it gives the program's heap huge
+// pages, as it does for one wrapped command (tests hold both against
+// entersNamespace).
+func relayWouldEnter(args []string, server bool) (enter, hugeHeap bool) {
 	defer func(was C.int) { C.ue_no_server = was }(C.ue_no_server)
 	C.ue_no_server = 1
 	if server {
@@ -366,5 +380,19 @@ func relayWouldEnter(args []string, server bool) bool {
 		defer C.free(unsafe.Pointer(c))
 		argv = append(argv, c)
 	}
-	return C.ue_should_enter(C.int(len(argv)), &argv[0]) != 0
+	var wraps C.int
+	enter = C.ue_should_enter(C.int(len(argv)), &argv[0], &wraps) != 0
+	return enter, enter && wraps != 0
+}
+
+// setHugeHeap turns the advice of hugeheap_linux.c on or off for the
+// runtime's later mappings (as the relay does before the runtime starts),
+// and says whether it was on.
+func setHugeHeap(on bool) (was bool) {
+	was = C.ue_huge_heap != 0
+	C.ue_huge_heap = 0
+	if on {
+		C.ue_huge_heap = 1
+	}
+	return was
 }

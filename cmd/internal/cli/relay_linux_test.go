@@ -16,7 +16,8 @@ import (
 // of flags, values, subcommand names (every one main knows) and words.
 // A subcommand the relay took for a command would run inside a namespace
 // made for nothing; a command it took for a subcommand would start the
-// binary twice.
+// binary twice. The heap is given huge pages (hugeheap_linux.c) for one
+// wrapped command, never for a server.
 func TestRelayDecidesAsMain(t *testing.T) {
 	forms := [][]string{
 		{}, {"--"}, {"--", "make", "test"}, {"make", "test"}, {"--policy", "p.toml", "--", "true"},
@@ -39,8 +40,13 @@ func TestRelayDecidesAsMain(t *testing.T) {
 	}
 	for _, server := range []bool{true, false} {
 		for _, args := range forms {
-			if c, g := relayWouldEnter(args, server), entersNamespace(args, server); c != g {
+			c, huge := relayWouldEnter(args, server)
+			if g := entersNamespace(args, server); c != g {
 				t.Fatalf("unified-exec %q (with an MCP server: %v): the relay enters the namespace: %v; main serves or wraps there: %v", args, server, c, g)
+			}
+			// Huge pages for one wrapped command's heap, never a server's.
+			if g := entersNamespace(args, false); huge != g {
+				t.Fatalf("unified-exec %q (with an MCP server: %v): the relay gives the heap huge pages: %v; main wraps a command: %v", args, server, huge, g)
 			}
 		}
 	}

@@ -69,9 +69,6 @@ func cmdMain(args []string) int {
 		// Before any namespace: unified-exec-mcp enters its own.
 		return execServer("serving MCP")
 	}
-	if wrap {
-		hugeHeap()
-	}
 	// Parsing the policy takes a millisecond or more at start: beside the
 	// namespace and the first forking thread, not before them.
 	f.loaded = loadPolicyAhead(f.policy)

@@ -28,7 +28,6 @@ func cmdWrap(f mainFlags, argv []string) int {
 		return exitInternal
 	}
 	defer o.Close()
-	hugeHeap() // the heap has grown since cmdMain's call
 	tracepoint.Mark("orchestrator ready")
 	// The command runs in a session of its own, out of reach of the
 	// terminal's Ctrl-C: the orchestrator passes what we receive on to it.

@@ -1,9 +1,13 @@
 package egress
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
+
+// errNotCarried is Start's error in a build without the proxy (Carried).
+var errNotCarried = errors.New("egress: this build carries no egress proxy (unified-exec hands such commands to unified-exec-mcp)")
 
 // Service is the egress of one program: a [Namespace] with only
 // loopback, and a [Proxy] listening on it (HTTP and SOCKS5) that dials
@@ -20,6 +24,9 @@ type Service struct {
 
 // Start makes the namespace and serves the proxy there.
 func Start(cfg Config) (*Service, error) {
+	if !Carried {
+		return nil, errNotCarried
+	}
 	ns, err := NewNamespace()
 	if err != nil {
 		return nil, err

@@ -1,3 +1,5 @@
+//go:build !unified_exec_noegress
+
 package egress
 
 import (

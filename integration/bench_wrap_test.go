@@ -107,7 +107,27 @@ func TestWrapperLinksNoEmulator(t *testing.T) {
 	if linked(binary) {
 		t.Errorf("%s links %s: build it with the tag unified_exec_novt (scripts/build)", binary, emulator)
 	}
-	if server := filepath.Join(filepath.Dir(binary), "unified-exec-mcp"); !linked(server) {
+	server := filepath.Join(filepath.Dir(binary), "unified-exec-mcp")
+	if !linked(server) {
 		t.Errorf("%s does not link %s: its sessions would show no screen", server, emulator)
+	}
+	// The egress proxy's HTTP and TLS parsing: the wrapper hands the
+	// commands that need it to unified-exec-mcp (TestWrapHandsOverForEgress).
+	symbols := func(path string) []byte {
+		out, err := exec.Command("go", "tool", "nm", path).Output()
+		if err != nil {
+			t.Fatalf("go tool nm %s: %v", path, err)
+		}
+		return out
+	}
+	wrapper, mcp := symbols(binary), symbols(server)
+	for _, pkg := range []string{"net/http", "crypto/tls"} {
+		sym := []byte(" " + pkg + ".")
+		if bytes.Contains(wrapper, sym) {
+			t.Errorf("%s links %s: build it with the tag unified_exec_noegress (scripts/build)", binary, pkg)
+		}
+		if !bytes.Contains(mcp, sym) {
+			t.Errorf("%s does not link %s: it would carry no egress proxy", server, pkg)
+		}
 	}
 }

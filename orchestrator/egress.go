@@ -65,7 +65,7 @@ const askWait = 2 * time.Minute
 // `sandbox status` says why.
 func (o *Orchestrator) startNetwork(resolver egress.Resolver) {
 	o.net = &network{changed: make(chan struct{})}
-	if o.pol.NetworkMode() != policy.NetworkAllowlist || o.pol.Sandbox.Mode == policy.ModeDangerFullAccess && !hasSandboxedRules(o.pol) {
+	if !NeedsEgress(o.pol) {
 		return
 	}
 	rules, err := egress.Compile(o.pol.Network)
@@ -83,6 +83,12 @@ func (o *Orchestrator) startNetwork(resolver egress.Resolver) {
 		return
 	}
 	o.net.svc = svc
+}
+
+// NeedsEgress reports whether an orchestrator on pol starts the egress
+// service: allowlist mode, with commands that may run sandboxed.
+func NeedsEgress(pol *policy.Policy) bool {
+	return pol.NetworkMode() == policy.NetworkAllowlist && (pol.Sandbox.Mode != policy.ModeDangerFullAccess || hasSandboxedRules(pol))
 }
 
 // hasSandboxedRules reports whether a rule may run commands sandboxed

@@ -33,6 +33,10 @@ const (
 	exitRefused  = 126 // forbidden, or approval refused
 	exitInternal = 125 // our own error: bad policy, sandbox unavailable
 	exitNotFound = 127 // the command is not found, as a shell says
+	// exitHandOver is no exit code: run returns it when the relay is to
+	// start unified-exec-mcp for the command once this program has
+	// exited (see handOver).
+	exitHandOver = -1
 )
 
 // Main runs the command line with the program's MCP server, m; nil in
@@ -50,6 +54,13 @@ func Main(m *MCP) {
 	relayEntered()
 	ptyrun.MaybeRunHelper(helperApply)
 	code := run(os.Args[1:])
+	if code == exitHandOver {
+		code = 0
+		if !handOverOnExit() {
+			errorf("%s: the relay could not be told to start the MCP server", handOverWhat)
+			code = exitInternal
+		}
+	}
 	tracepoint.Mark("exit")
 	os.Exit(code)
 }

@@ -10,6 +10,32 @@ import (
 	"github.com/unified-exec/unified-exec/policy"
 )
 
+// handOverWhat names a hand-over in its errors.
+const handOverWhat = "wrapping a command whose policy needs the egress proxy (network allowlist)"
+
+// handOver gives a command whose policy needs the egress proxy to
+// unified-exec-mcp when this build carries none (egress.Carried: the
+// wrapper unified-exec is built without it, for a faster start of every
+// other command). Relayed, this program ends first and the relay starts
+// unified-exec-mcp as it was started itself (exitHandOver; relay_linux.go):
+// no namespace, cgroup or capability of ours is handed on, and nothing
+// has read the command's input. Without a relay it is started in our
+// stead, before any namespace. ok is false when this program runs the
+// command itself; a policy error is the orchestrator's to report.
+func handOver(f mainFlags) (code int, ok bool) {
+	if egress.Carried {
+		return 0, false
+	}
+	pol, err := effectivePolicy(f)
+	if err != nil || !orchestrator.NeedsEgress(pol) {
+		return 0, false
+	}
+	if relayed() {
+		return exitHandOver, true
+	}
+	return execServer(handOverWhat), true
+}
+
 // testResolver is the egress proxy's resolver from the hosts file named
 // by UNIFIED_EXEC_TEST_HOSTS, for tests without the internet; nil (the
 // system's resolver) when unset.

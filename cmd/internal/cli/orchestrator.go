@@ -39,11 +39,9 @@ func loadPolicyAhead(file string) func() (*policy.Policy, error) {
 	}
 }
 
-func newOrchestrator(f mainFlags, server bool) (*orchestrator.Orchestrator, error) {
-	return newOrchestratorWith(f, server, nil)
-}
-
-func newOrchestratorWith(f mainFlags, server bool, onExit func(id, code int, last []string)) (*orchestrator.Orchestrator, error) {
+// effectivePolicy is the policy the flags give: the file's (or the
+// embedded one) with --sandbox and --network applied.
+func effectivePolicy(f mainFlags) (*policy.Policy, error) {
 	load := f.loaded
 	if load == nil {
 		load = func() (*policy.Policy, error) { return loadPolicy(f.policy) }
@@ -61,6 +59,18 @@ func newOrchestratorWith(f mainFlags, server bool, onExit func(id, code int, las
 	}
 	if f.network {
 		pol.Sandbox.Network = true
+	}
+	return pol, nil
+}
+
+func newOrchestrator(f mainFlags, server bool) (*orchestrator.Orchestrator, error) {
+	return newOrchestratorWith(f, server, nil)
+}
+
+func newOrchestratorWith(f mainFlags, server bool, onExit func(id, code int, last []string)) (*orchestrator.Orchestrator, error) {
+	pol, err := effectivePolicy(f)
+	if err != nil {
+		return nil, err
 	}
 	var prompter approval.Prompter
 	switch pol.Approval.Prompt {

@@ -32,6 +32,9 @@ package cli
 static int ue_relay_pid;      // in the program: the relay's pid; 0 when not relayed
 static int ue_background;     // the relay started in the background of its terminal's session
 static int ue_relay_signaled; // in the relay: the signal that ended the program
+static int ue_handed_over;    // in the relay: the program handed its command to unified-exec-mcp
+static int ue_handover_fd = -1; // in the program: its end of the hand-over pipe
+static volatile sig_atomic_t ue_forwarded; // in the relay: the last signal passed on
 static pid_t ue_child;
 
 // ue_flags_end is the index of the first argument after main's leading
@@ -103,6 +106,7 @@ extern int ue_huge_heap; // hugeheap_linux.c
 
 static void ue_forward(int sig) {
 	int saved = errno;
+	ue_forwarded = sig;
 	if (ue_child > 0)
 		kill(ue_child, sig);
 	errno = saved;
@@ -230,6 +234,17 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return;
 	}
+	// handover has one writer, the program, which writes 'H' before it
+	// exits when its command is unified-exec-mcp's to run (a policy that
+	// needs the egress proxy, which this build may not carry: see
+	// handOver). Nothing the program starts holds it (O_CLOEXEC).
+	int handover[2];
+	if (pipe2(handover, O_CLOEXEC | O_NONBLOCK) != 0) {
+		close(alive[0]);
+		close(alive[1]);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return;
+	}
 	pid_t relay = getpid();
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
@@ -240,6 +255,8 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 		// why, trying again from Go).
 		close(alive[0]);
 		close(alive[1]);
+		close(handover[0]);
+		close(handover[1]);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return;
 	}
@@ -247,6 +264,8 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 		// The program: PID 1 of the new namespaces; the Go runtime
 		// starts when this returns.
 		close(alive[1]);
+		close(handover[0]);
+		ue_handover_fd = handover[1];
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
 			_exit(125);
 		char b;
@@ -270,23 +289,29 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 		return;
 	}
 	close(alive[0]);
+	close(handover[1]);
 	ue_child = child;
+	// What the relay changes below, put back for a hand-over, whose
+	// unified-exec-mcp must start as this program was started.
+	struct sigaction was[sizeof ue_relayed_signals / sizeof ue_relayed_signals[0]];
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = ue_forward;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	for (const int *s = ue_relayed_signals; *s; s++)
-		sigaction(*s, &sa, NULL);
+	for (int i = 0; ue_relayed_signals[i]; i++)
+		sigaction(ue_relayed_signals[i], &sa, &was[i]);
 	// Signals it does not pass on whose default would end it (an alarm
 	// armed before execve, SIGXCPU, SIGPWR, ...) are ignored, as a Go
 	// program ignores them: the relay ending would take the program and
 	// the command with it, and skip their cleanup (red team 36).
 	static const int ignored[] = {SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGPWR, SIGSTKFLT, SIGIO, 0};
-	for (const int *s = ignored; *s; s++)
-		signal(*s, SIG_IGN);
+	struct sigaction was_ignored[sizeof ignored / sizeof ignored[0]];
+	for (int i = 0; ignored[i]; i++)
+		sigaction(ignored[i], &(struct sigaction){.sa_handler = SIG_IGN}, &was_ignored[i]);
+	struct sigaction was_rt[SIGRTMAX - SIGRTMIN + 1];
 	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
-		signal(s, SIG_IGN);
+		sigaction(s, &(struct sigaction){.sa_handler = SIG_IGN}, &was_rt[s - SIGRTMIN]);
 	// The relayed ones are unblocked whatever mask it was started with: a
 	// supervisor that left SIGTERM blocked must still reach the command
 	// through it (red team 36). The program starts with the mask given.
@@ -325,6 +350,27 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 		if (fg == getpgrp() || (fg < 0 && errno == ENOTTY))
 			tcsetattr(0, TCSANOW, &saved);
 	}
+	char mark = 0;
+	int handed = read(handover[0], &mark, 1) == 1 && mark == 'H' && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	close(handover[0]);
+	if (handed) {
+		// The program ran no command: unified-exec-mcp runs it, started
+		// from Go (relayEntered) in this process, as it was started. A
+		// signal passed on to the program meanwhile was for this
+		// process: it acts on it now, as it would have without us.
+		for (int i = 0; ue_relayed_signals[i]; i++)
+			sigaction(ue_relayed_signals[i], &was[i], NULL);
+		for (int i = 0; ignored[i]; i++)
+			sigaction(ignored[i], &was_ignored[i], NULL);
+		for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+			sigaction(s, &was_rt[s - SIGRTMIN], NULL);
+		int sig = ue_forwarded;
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (sig)
+			raise(sig);
+		ue_handed_over = 1;
+		return;
+	}
 	if (!WIFSIGNALED(status))
 		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
 	// Killed (the OOM killer picks the biggest process): its sessions
@@ -339,6 +385,25 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 static int ue_relayed_by(void) { return ue_relay_pid; }
 static int ue_relayed_background(void) { return ue_background; }
 static int ue_program_signaled(void) { return ue_relay_signaled; }
+static int ue_program_handed_over(void) { return ue_handed_over; }
+
+static void ue_close_hand_over(void) {
+	if (ue_handover_fd >= 0)
+		close(ue_handover_fd);
+	ue_handover_fd = -1;
+}
+
+// ue_hand_over, in the program, tells the relay that unified-exec-mcp is
+// to run its command once it has exited (0: told; -1: not relayed).
+static int ue_hand_over(void) {
+	if (ue_handover_fd < 0)
+		return -1;
+	char h = 'H';
+	int n = write(ue_handover_fd, &h, 1);
+	close(ue_handover_fd);
+	ue_handover_fd = -1;
+	return n == 1 ? 0 : -1;
+}
 */
 import "C"
 
@@ -358,10 +423,26 @@ func relayEntered() {
 		ptyrun.RelayEnded()
 		os.Exit(128 + sig)
 	}
+	if C.ue_program_handed_over() != 0 {
+		// Whatever the program left of its cgroups goes first.
+		ptyrun.RelayEnded()
+		os.Exit(execServer(handOverWhat))
+	}
 	if pid := int(C.ue_relayed_by()); pid != 0 {
 		ptyrun.Relayed(pid, C.ue_relayed_background() != 0)
 	}
 }
+
+// relayed says whether the relay made this program's namespaces.
+func relayed() bool { return C.ue_relayed_by() != 0 }
+
+// closeHandOver closes the program's end of the hand-over pipe: it will
+// not hand over.
+func closeHandOver() { C.ue_close_hand_over() }
+
+// handOverOnExit has the relay start unified-exec-mcp in this program's
+// stead once it has exited (see handOver); false when there is no relay.
+func handOverOnExit() bool { return C.ue_hand_over() == 0 }
 
 // relayWouldEnter is the relay's decision for os.Args[1:] = args, in a
 // program with an MCP server or without (server): whether it makes the

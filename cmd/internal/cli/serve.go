@@ -72,6 +72,13 @@ func cmdMain(args []string) int {
 	// Parsing the policy takes a millisecond or more at start: beside the
 	// namespace and the first forking thread, not before them.
 	f.loaded = loadPolicyAhead(f.policy)
+	if wrap && !relayed() {
+		// No relay made our namespaces: a command for unified-exec-mcp
+		// goes to it before any, as serving does.
+		if code, ok := handOver(f); ok {
+			return code
+		}
+	}
 	// Serve and wrap run in a PID namespace of their own where the host
 	// allows: nothing a command starts can outlive unified-exec, even
 	// killed with SIGKILL (the process here only waits and relays), and
@@ -93,6 +100,16 @@ func cmdMain(args []string) int {
 	if err := ptyrun.BatchScheduling(true); err != nil {
 		ptyrun.BatchScheduling(false)
 		fmt.Fprintf(os.Stderr, "unified-exec: %v; output is read under the normal policy\n", err)
+	}
+	if relayed() {
+		if wrap {
+			if code, ok := handOver(f); ok {
+				return code
+			}
+		}
+		// No command of ours has run yet: from here on none can reach
+		// the hand-over pipe and have itself run again.
+		closeHandOver()
 	}
 	if wrap {
 		return cmdWrap(f, rest)

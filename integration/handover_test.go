@@ -167,3 +167,38 @@ func TestWrapProgramHoldsNoHandOverPipe(t *testing.T) {
 		cmd.Wait()
 	}
 }
+
+// TestWrapHandOverPolicyReadOnce (red team 11): a policy that would not
+// read the same again (a pipe, /dev/stdin, a link) is refused for a
+// command that is handed over, which would otherwise run under what
+// unified-exec-mcp read the second time: the empty policy of a drained
+// pipe, which dropped the rules and the read-only sandbox.
+func TestWrapHandOverPolicyReadOnce(t *testing.T) {
+	requireSandbox(t)
+	dir := t.TempDir()
+	pol := allowlistPolicy(t, dir)
+	link := filepath.Join(dir, "link.toml")
+	if err := os.Symlink(pol, link); err != nil {
+		t.Fatal(err)
+	}
+	mark := filepath.Join(dir, "ran")
+	for _, c := range []struct{ name, script string }{
+		{"pipe", `exec "$0" --policy <(cat "$1") --workspace "$2" -- touch "$3"`},
+		{"stdin", `exec "$0" --policy /dev/stdin --workspace "$2" -- touch "$3" < "$1"`},
+		{"link", `exec "$0" --policy "$4" --workspace "$2" -- touch "$3"`},
+	} {
+		for _, env := range relays {
+			cmd := exec.Command("bash", "-c", c.script, binary, pol, dir, mark, link)
+			if env != "" {
+				cmd.Env = append(os.Environ(), env)
+			}
+			out, _ := cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != 125 || !strings.Contains(string(out), "give a regular file") {
+				t.Errorf("%s %q: exit code %d, output %q; want 125 and why", c.name, env, code, out)
+			}
+			if _, err := os.Stat(mark); err == nil {
+				t.Fatalf("%s %q: the command ran", c.name, env)
+			}
+		}
+	}
+}

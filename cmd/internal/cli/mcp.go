@@ -53,7 +53,10 @@ const serverExecEnv = "UNIFIED_EXEC_SERVER_EXEC"
 // write: in a folder others write to (a shared /tmp), one planted there
 // would run as whoever serves. It is started through the descriptor it
 // was checked on. It returns only when that program cannot be started.
-func execServer(what string) int {
+func execServer(what string) int { return execServerWith(what, syscall.Exec) }
+
+// execServerWith is execServer, executing the server with exec.
+func execServerWith(what string, exec func(path string, argv, env []string) error) int {
 	self, err := os.Executable()
 	if err != nil {
 		errorf("%s: finding this program: %v", what, err)
@@ -82,7 +85,7 @@ func execServer(what string) int {
 		run = fmt.Sprintf("/proc/self/fd/%d", f.Fd())
 	}
 	os.Setenv(serverExecEnv, "1")
-	err = syscall.Exec(run, append([]string{path}, os.Args[1:]...), os.Environ())
+	err = exec(run, append([]string{path}, os.Args[1:]...), os.Environ())
 	os.Unsetenv(serverExecEnv)
 	return fail("cannot be started: " + err.Error())
 }

@@ -30,10 +30,37 @@ func handOver(f mainFlags) (code int, ok bool) {
 	if err != nil || !orchestrator.NeedsEgress(pol) {
 		return 0, false
 	}
+	if f.policy != "" {
+		if why := readAgainWhy(f.policy); why != "" {
+			errorf("--policy %s: %s: unified-exec-mcp, which runs commands that need the egress proxy, reads the policy again; give a regular file (not a link, a pipe or a descriptor), or run unified-exec-mcp itself", f.policy, why)
+			return exitInternal, true
+		}
+	}
 	if relayed() {
 		return exitHandOver, true
 	}
 	return execServer(handOverWhat), true
+}
+
+// readAgainWhy says why the policy at path may not read the same a
+// second time ("" when it will, short of someone rewriting it): a pipe,
+// /dev/stdin, /dev/fd/N or any link (a descriptor's read offset has moved,
+// a pipe is drained: red team 11 ran a forbidden command under the empty
+// policy unified-exec-mcp read from <(cat policy.toml)).
+func readAgainWhy(path string) string {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return err.Error()
+	}
+	switch t := st.Mode().Type(); {
+	case t&os.ModeSymlink != 0:
+		return "a link"
+	case t&os.ModeNamedPipe != 0:
+		return "a pipe"
+	case !st.Mode().IsRegular():
+		return "not a regular file"
+	}
+	return ""
 }
 
 // testResolver is the egress proxy's resolver from the hosts file named

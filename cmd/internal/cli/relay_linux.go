@@ -16,6 +16,7 @@ package cli
 #include <string.h>
 #include <linux/capability.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -35,6 +36,8 @@ static int ue_relay_signaled; // in the relay: the signal that ended the program
 static int ue_handed_over;    // in the relay: the program handed its command to unified-exec-mcp
 static int ue_handover_fd = -1; // in the program: its end of the hand-over pipe
 static volatile sig_atomic_t ue_forwarded; // in the relay: the last signal passed on
+static struct sigaction ue_started_with[NSIG]; // in the relay, for a hand-over: as it was started
+static sigset_t ue_started_mask;
 static pid_t ue_child;
 
 // ue_flags_end is the index of the first argument after main's leading
@@ -225,7 +228,8 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 	// execve) would have the kernel reap the program unseen: the relay
 	// could not wait for its status (red team 36). The program gets the
 	// default too, as Go's runtime handles it there either way.
-	signal(SIGCHLD, SIG_DFL);
+	struct sigaction was_chld;
+	sigaction(SIGCHLD, &(struct sigaction){.sa_handler = SIG_DFL}, &was_chld);
 	// alive has no writer once the relay is gone: the program checks it
 	// after asking for its parent-death signal, which a relay dead
 	// before then would never send.
@@ -364,6 +368,12 @@ __attribute__((constructor)) static void ue_relay(int argc, char **argv, char **
 			sigaction(ignored[i], &was_ignored[i], NULL);
 		for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
 			sigaction(s, &was_rt[s - SIGRTMIN], NULL);
+		sigaction(SIGCHLD, &was_chld, NULL);
+		// The state to start unified-exec-mcp with, which the Go
+		// runtime changes meanwhile (ue_exec_as_started).
+		for (int s = 1; s < NSIG; s++)
+			sigaction(s, NULL, &ue_started_with[s]);
+		ue_started_mask = old;
 		int sig = ue_forwarded;
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (sig)
@@ -387,6 +397,26 @@ static int ue_relayed_background(void) { return ue_background; }
 static int ue_program_signaled(void) { return ue_relay_signaled; }
 static int ue_program_handed_over(void) { return ue_handed_over; }
 
+// ue_exec_as_started executes path, in the relay after a hand-over, with
+// the signal dispositions and mask the relay was started with (saved
+// before the Go runtime started: it installs handlers and unblocks
+// signals, and a handler becomes the default across execve where an
+// ignored signal stays ignored). It returns only on failure, with errno;
+// the Go runtime's handlers are then gone, for an exit that follows.
+static int ue_exec_as_started(const char *path, char *const argv[], char *const envp[]) {
+	for (int s = 1; s < NSIG; s++) {
+		if (s == SIGKILL || s == SIGSTOP)
+			continue;
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = ue_started_with[s].sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL;
+		sigaction(s, &sa, NULL);
+	}
+	pthread_sigmask(SIG_SETMASK, &ue_started_mask, NULL);
+	execve(path, argv, envp);
+	return errno;
+}
+
 static void ue_close_hand_over(void) {
 	if (ue_handover_fd >= 0)
 		close(ue_handover_fd);
@@ -409,6 +439,7 @@ import "C"
 
 import (
 	"os"
+	"syscall"
 	"unsafe"
 
 	"github.com/unified-exec/unified-exec/ptyrun"
@@ -426,11 +457,27 @@ func relayEntered() {
 	if C.ue_program_handed_over() != 0 {
 		// Whatever the program left of its cgroups goes first.
 		ptyrun.RelayEnded()
-		os.Exit(execServer(handOverWhat))
+		os.Exit(execServerWith(handOverWhat, execAsStarted))
 	}
 	if pid := int(C.ue_relayed_by()); pid != 0 {
 		ptyrun.Relayed(pid, C.ue_relayed_background() != 0)
 	}
+}
+
+// execAsStarted executes path with argv and env as syscall.Exec does,
+// with the signal state the relay was started with (ue_exec_as_started).
+func execAsStarted(path string, argv, env []string) error {
+	cstrings := func(ss []string) []*C.char {
+		cs := make([]*C.char, 0, len(ss)+1)
+		for _, s := range ss {
+			cs = append(cs, C.CString(s))
+		}
+		return append(cs, nil)
+	}
+	cpath, cargv, cenv := C.CString(path), cstrings(argv), cstrings(env)
+	errno := C.ue_exec_as_started(cpath, &cargv[0], &cenv[0])
+	// Only on failure: the program exits next.
+	return syscall.Errno(errno)
 }
 
 // relayed says whether the relay made this program's namespaces.

@@ -202,3 +202,51 @@ func TestWrapHandOverPolicyReadOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapHandOverSignalState (red team 11): unified-exec-mcp, started in
+// a hand-over, starts with the signal dispositions and mask the wrapper was
+// started with, as its relay shows while the command runs: the same as
+// unified-exec's own relay without a hand-over. (The Go runtime, which
+// starts in the relay for the hand-over, turned an ignored SIGPIPE into
+// the default and unblocked signals.)
+func TestWrapHandOverSignalState(t *testing.T) {
+	requireSandbox(t)
+	dir := t.TempDir()
+	pol := allowlistPolicy(t, dir)
+	state := "signal.signal(signal.SIGPIPE, signal.SIG_IGN)\nsignal.signal(signal.SIGXFSZ, signal.SIG_IGN)\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGWINCH})"
+	relayState := func(policy ...string) string {
+		tag := fmt.Sprintf("37.%d", os.Getpid()%1000+len(policy))
+		cmd := hostStarted(t, state, "", append(append([]string{binary}, policy...), "--workspace", dir, "--", "sleep", tag)...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}()
+		// The command itself (python's own arguments hold the words too).
+		waitFor(t, func() bool {
+			for _, pid := range procsWith("sleep\x00" + tag) {
+				if b, _ := os.ReadFile("/proc/" + pid + "/cmdline"); strings.HasPrefix(string(b), "sleep\x00") {
+					return true
+				}
+			}
+			return false
+		})
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, l := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(l, "SigIgn:") || strings.HasPrefix(l, "SigBlk:") {
+				lines = append(lines, l)
+			}
+		}
+		return strings.Join(lines, " ")
+	}
+	plain, handed := relayState(), relayState("--policy", pol)
+	if plain != handed || !strings.Contains(plain, "SigIgn") {
+		t.Errorf("the relay's signal state: without a hand-over %q, with one %q", plain, handed)
+	}
+}

@@ -86,6 +86,12 @@ func TestServeRefusesUntrustedServerProgram(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"link to a program of root's", "it is a link", func(t *testing.T, server string) {
+			// Red team 11: anyone may plant one in a folder others write to.
+			if err := os.Symlink("/bin/true", server); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"copy of itself", "unified-exec again", func(t *testing.T, server string) { copyTo(t, binary, server, 0o755) }},
 		{"writable by others", "may write it", func(t *testing.T, server string) { copyTo(t, binary+"-mcp", server, 0o757) }},
 		{"another user's", "belongs to user", func(t *testing.T, server string) {

@@ -79,6 +79,14 @@ func execServerWith(what string, exec func(path string, argv, env []string) erro
 	if why := untrustedServer(f, self); why != "" {
 		return fail("is not started: " + why)
 	}
+	// The name itself, not a link: in a folder others write to, anyone's
+	// link to a program of root's passed the checks above (red team 11
+	// had /usr/bin/env run so).
+	if st, err := os.Lstat(path); err != nil || st.Mode()&os.ModeSymlink != 0 {
+		return fail("is not started: it is a link, not the program itself")
+	} else if opened, err := f.Stat(); err != nil || !os.SameFile(st, opened) {
+		return fail("is not started: it changed while it was checked")
+	}
 	run := path
 	if runtime.GOOS == "linux" {
 		// The file checked, whatever the name leads to by now.
